@@ -20,7 +20,15 @@ export class DimensionMismatchError extends ToolbeltError {
   /** The offending vector's length. */
   readonly actual: number;
 
-  constructor({ expected, actual, context }: { expected: number; actual: number; context: string }) {
+  constructor({
+    expected,
+    actual,
+    context,
+  }: {
+    expected: number;
+    actual: number;
+    context: string;
+  }) {
     super({
       name,
       message:

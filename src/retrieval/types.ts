@@ -24,9 +24,7 @@ export type ScoredTool = {
  * Restricts a search to some tools: a list of servers, or a predicate over
  * the descriptor.
  */
-export type ToolFilter =
-  | { servers: readonly string[] }
-  | ((tool: ToolDescriptor) => boolean);
+export type ToolFilter = { servers: readonly string[] } | ((tool: ToolDescriptor) => boolean);
 
 /** What an upsert changed; `embedded` counts texts actually sent to an embedder. */
 export type UpsertResult = {

@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { indexFromFlags } from './cli/index-from-flags.ts';
+import { ToolbeltError } from './errors/toolbelt-error.ts';
+import { UsageError } from './errors/usage-error.ts';
+import { readEvalQueries } from './retrieval/catalog-file.ts';
+import { evaluateRetrieval } from './retrieval/evaluate-retrieval.ts';
+import type { QueryMode } from './retrieval/types.ts';
+
+const USAGE = `Usage:
+  ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder lexical|openai:MODEL]
+                     [--mode single|multi] [--cache FILE] [--json]
+  ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode single|multi] "query"
+
+Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
+queries are {"id","query","gold":[tool names]} per line.`;
+
+const FLAGS = {
+  tools: { type: 'string' },
+  queries: { type: 'string' },
+  k: { type: 'string' },
+  embedder: { type: 'string' },
+  mode: { type: 'string' },
+  cache: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parseKs(value: string | undefined, fallback: number[]): number[] {
+  if (value === undefined) return fallback;
+  const ks = value.split(',').map(part => Number(part.trim()));
+  if (!ks.every(k => Number.isInteger(k) && k > 0)) {
+    throw new UsageError({ message: `--k expects positive integers like 1,5,10, got "${value}"` });
+  }
+  return ks;
+}
+
+function parseMode(value: string | undefined): QueryMode {
+  if (value === undefined || value === 'single' || value === 'multi') return value ?? 'single';
+  throw new UsageError({ message: `--mode expects "single" or "multi", got "${value}"` });
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError({ message: (error as Error).message });
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const mode = parseMode(values.mode);
+  if (command === 'eval') {
+    if (values.queries === undefined)
+      throw new UsageError({ message: 'missing --queries <queries.jsonl>' });
+    const ks = parseKs(values.k, [1, 5, 10]);
+    const queries = await readEvalQueries(values.queries);
+    const started = performance.now();
+    const index = await indexFromFlags(values);
+    const report = await evaluateRetrieval({ index, queries, ks, mode });
+    report.ms = Math.round(performance.now() - started);
+    if (values.json) {
+      console.log(JSON.stringify(report));
+      return;
+    }
+    const recall = ks.map(k => `R@${k} ${(100 * (report.recall[String(k)] as number)).toFixed(1)}`);
+    console.log(
+      `${report.tools} tools, ${report.queries} queries, ${report.ms} ms (index + search)`,
+    );
+    console.log(`${recall.join('  ')}  nDCG@10 ${(100 * report.ndcg10).toFixed(1)}`);
+    return;
+  }
+  if (command === 'search') {
+    const query = rest.join(' ');
+    if (query.trim() === '')
+      throw new UsageError({
+        message: 'search needs a query, e.g. search --tools t.jsonl "weather in Paris"',
+      });
+    const [k = 10] = parseKs(values.k, [10]);
+    const index = await indexFromFlags(values);
+    const hits = await index.search(query, { topK: k, mode });
+    if (values.json) {
+      console.log(JSON.stringify(hits));
+      return;
+    }
+    hits.forEach((hit, i) => {
+      const description = (index.get(hit.name)?.description ?? '')
+        .replace(/\s+/g, ' ')
+        .slice(0, 80);
+      console.log(
+        `${String(i + 1).padStart(3)}. ${hit.score.toFixed(3)}  ${hit.name}${description ? `  ${description}` : ''}`,
+      );
+    });
+    if (hits.length === 0) console.log('(no matching tools)');
+    return;
+  }
+  throw new UsageError({ message: `unknown command "${command}"` });
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (UsageError.isInstance(error)) {
+    console.error(`ai-toolbelt: ${error.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (ToolbeltError.isInstance(error)) {
+    console.error(`ai-toolbelt: ${error.message}`);
+    process.exitCode = 1;
+  } else {
+    console.error(error);
+    process.exitCode = 1;
+  }
+});

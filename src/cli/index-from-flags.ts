@@ -1,0 +1,36 @@
+import { UsageError } from '../errors/usage-error.ts';
+import { readToolCatalog } from '../retrieval/catalog-file.ts';
+import { createToolIndex } from '../retrieval/create-tool-index.ts';
+import type { ToolIndex } from '../retrieval/tool-index.ts';
+
+/** Flags shared by `eval` and `search`. */
+export type IndexFlags = { tools?: string; embedder?: string; cache?: string };
+
+/**
+ * Builds and fills a tool index from `--tools`, `--embedder lexical|openai:MODEL`
+ * and `--cache`. OpenAI (or any OpenAI-compatible server through
+ * `OPENAI_BASE_URL`) is loaded only when asked for.
+ */
+export async function indexFromFlags({
+  tools,
+  embedder = 'lexical',
+  cache,
+}: IndexFlags): Promise<ToolIndex> {
+  if (tools === undefined) throw new UsageError({ message: 'missing --tools <catalog.jsonl>' });
+  let index: ToolIndex;
+  if (embedder === 'lexical') {
+    index = createToolIndex();
+  } else if (embedder.startsWith('openai:') && embedder.length > 'openai:'.length) {
+    const { openai } = await import('@ai-sdk/openai');
+    index = createToolIndex({
+      embeddingModel: openai.embedding(embedder.slice('openai:'.length)),
+      ...(cache ? { cache } : {}),
+    });
+  } else {
+    throw new UsageError({
+      message: `unknown --embedder "${embedder}"; use "lexical" or "openai:<model>"`,
+    });
+  }
+  await index.upsert(await readToolCatalog(tools));
+  return index;
+}

@@ -1,0 +1,5 @@
+// The root entry stays free of dockerode and child_process so it loads in
+// any server runtime; the sandbox and MCP live behind `ai-toolbelt/sandbox`
+// and `ai-toolbelt/mcp`.
+export * from './errors/index.ts';
+export * from './retrieval/index.ts';

@@ -1,0 +1,28 @@
+export { readEvalQueries, readToolCatalog, type EvalQuery } from './catalog-file.ts';
+export { createToolIndex, type CreateToolIndexOptions } from './create-tool-index.ts';
+export {
+  createEmbeddingCache,
+  embeddingCacheKey,
+  type EmbeddingCache,
+  type EmbeddingCacheOptions,
+} from './embedding-cache.ts';
+export { createEmbedder, type CreateEmbedderOptions, type Embedder } from './embedder.ts';
+export {
+  evaluateRetrieval,
+  type EvaluateRetrievalOptions,
+  type RetrievalReport,
+} from './evaluate-retrieval.ts';
+export { fuseRankings, type FusionOptions } from './fusion.ts';
+export {
+  DEFAULT_FIELD_WEIGHTS,
+  LexicalIndex,
+  type Bm25fOptions,
+  type FieldWeight,
+} from './lexical-index.ts';
+export { splitNeeds } from './split-needs.ts';
+export { tokenize, type TokenizeOptions } from './tokenize.ts';
+export { toolEmbeddingText } from './tool-text.ts';
+export { ToolIndex, type ToolIndexOptions } from './tool-index.ts';
+export { TopKHeap } from './top-k-heap.ts';
+export type * from './types.ts';
+export { VectorIndex, type VectorIndexOptions } from './vector-index.ts';

@@ -1,0 +1,172 @@
+import { FIELD_NAMES, type FieldName, type ToolFields } from './tool-fields.ts';
+import { tokenize } from './tokenize.ts';
+import { TopKHeap } from './top-k-heap.ts';
+
+/** Weight and length normalisation of one field in BM25F. */
+export type FieldWeight = { weight: number; b: number };
+
+/** BM25F parameters: term saturation `k1` and per-field weight / length normalisation. */
+export type Bm25fOptions = {
+  /** Term-frequency saturation; 1.2 is the textbook value. */
+  k1?: number;
+  /** Per-field weight and `b` (0 = no length normalisation, 1 = full). */
+  fields?: Partial<Record<FieldName, FieldWeight>>;
+};
+
+/**
+ * Defaults follow the usual BM25F reasoning rather than any one data set: the
+ * name is the most deliberate text of a tool (short, so little length
+ * normalisation), the description is its main prose, parameter text is
+ * supporting evidence, and the server name says which product a tool acts on.
+ */
+export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<FieldName, FieldWeight>> = {
+  name: { weight: 3, b: 0.5 },
+  server: { weight: 1, b: 0.3 },
+  description: { weight: 1, b: 0.75 },
+  parameterNames: { weight: 0.5, b: 0.75 },
+  parameterDescriptions: { weight: 0.3, b: 0.75 },
+};
+
+const FIELD_COUNT = FIELD_NAMES.length;
+
+/** Per-term weights of a query, e.g. from {@link LexicalIndex.queryTerms}. */
+export type TermWeights = Map<string, number>;
+
+/**
+ * An in-memory BM25F inverted index over tool fields with incremental
+ * add and remove. Slots are small integers the caller owns, so the lexical
+ * and dense indexes can share them.
+ */
+export class LexicalIndex {
+  private readonly k1: number;
+  private readonly weights: Float64Array;
+  private readonly bs: Float64Array;
+  // term -> (slot -> term frequency per field)
+  private readonly postings = new Map<string, Map<number, Float32Array>>();
+  private readonly docTerms = new Map<number, string[]>();
+  private readonly fieldLengths = new Map<number, Float32Array>();
+  private readonly totalLengths = new Float64Array(FIELD_COUNT);
+
+  constructor({ k1 = 1.2, fields = {} }: Bm25fOptions = {}) {
+    this.k1 = k1;
+    this.weights = new Float64Array(FIELD_COUNT);
+    this.bs = new Float64Array(FIELD_COUNT);
+    FIELD_NAMES.forEach((field, i) => {
+      const { weight, b } = fields[field] ?? DEFAULT_FIELD_WEIGHTS[field];
+      this.weights[i] = weight;
+      this.bs[i] = b;
+    });
+  }
+
+  get size(): number {
+    return this.docTerms.size;
+  }
+
+  /** Indexes (or re-indexes) the tool in `slot`. */
+  set(slot: number, fields: ToolFields): void {
+    this.delete(slot);
+    const lengths = new Float32Array(FIELD_COUNT);
+    const terms = new Set<string>();
+    FIELD_NAMES.forEach((field, f) => {
+      const tokens = tokenize(fields[field]);
+      lengths[f] = tokens.length;
+      this.totalLengths[f] = (this.totalLengths[f] as number) + tokens.length;
+      for (const token of tokens) {
+        let posting = this.postings.get(token);
+        if (posting === undefined) this.postings.set(token, (posting = new Map()));
+        let tf = posting.get(slot);
+        if (tf === undefined) posting.set(slot, (tf = new Float32Array(FIELD_COUNT)));
+        tf[f] = (tf[f] as number) + 1;
+        terms.add(token);
+      }
+    });
+    this.docTerms.set(slot, [...terms]);
+    this.fieldLengths.set(slot, lengths);
+  }
+
+  delete(slot: number): boolean {
+    const terms = this.docTerms.get(slot);
+    if (terms === undefined) return false;
+    for (const term of terms) {
+      const posting = this.postings.get(term);
+      posting?.delete(slot);
+      if (posting?.size === 0) this.postings.delete(term);
+    }
+    const lengths = this.fieldLengths.get(slot) as Float32Array;
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      this.totalLengths[f] = (this.totalLengths[f] as number) - (lengths[f] as number);
+    }
+    this.docTerms.delete(slot);
+    this.fieldLengths.delete(slot);
+    return true;
+  }
+
+  /** The query's terms with their IDF; terms unknown to the catalog are dropped. */
+  queryTerms(query: string): TermWeights {
+    const weights: TermWeights = new Map();
+    const n = this.size;
+    for (const term of tokenize(query)) {
+      const df = this.postings.get(term)?.size ?? 0;
+      if (df === 0 || weights.has(term)) continue;
+      weights.set(term, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+    }
+    return weights;
+  }
+
+  /**
+   * BM25F score of every matching slot, per query term: `contributions.get(term)`
+   * maps slot -> that term's share of the score. Callers that only need the sum
+   * use {@link search}.
+   */
+  contributions(terms: TermWeights): Map<string, Map<number, number>> {
+    const out = new Map<string, Map<number, number>>();
+    const averages = this.averageLengths();
+    for (const [term, idf] of terms) {
+      const posting = this.postings.get(term);
+      if (posting === undefined) continue;
+      const scores = new Map<number, number>();
+      for (const [slot, tf] of posting) {
+        const lengths = this.fieldLengths.get(slot) as Float32Array;
+        let weighted = 0;
+        for (let f = 0; f < FIELD_COUNT; f++) {
+          const count = tf[f] as number;
+          if (count === 0) continue;
+          const b = this.bs[f] as number;
+          const norm = 1 - b + (b * (lengths[f] as number)) / (averages[f] as number);
+          weighted += ((this.weights[f] as number) * count) / norm;
+        }
+        scores.set(slot, (idf * weighted) / (this.k1 + weighted));
+      }
+      out.set(term, scores);
+    }
+    return out;
+  }
+
+  /** Top-k slots for a query; `accept` filters slots before ranking. */
+  search(
+    query: string | TermWeights,
+    topK: number,
+    accept?: (slot: number) => boolean,
+  ): { slot: number; score: number }[] {
+    const terms = typeof query === 'string' ? this.queryTerms(query) : query;
+    const totals = new Map<number, number>();
+    for (const scores of this.contributions(terms).values()) {
+      for (const [slot, score] of scores) totals.set(slot, (totals.get(slot) ?? 0) + score);
+    }
+    const heap = new TopKHeap(topK);
+    for (const [slot, score] of totals) {
+      if (score >= heap.threshold && (accept === undefined || accept(slot))) heap.push(slot, score);
+    }
+    return heap.sorted().map(({ id, score }) => ({ slot: id, score }));
+  }
+
+  private averageLengths(): Float64Array {
+    const averages = new Float64Array(FIELD_COUNT);
+    const n = Math.max(1, this.size);
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      // An all-empty field must not divide by zero; its tf is 0 anyway.
+      averages[f] = Math.max((this.totalLengths[f] as number) / n, 1e-9);
+    }
+    return averages;
+  }
+}

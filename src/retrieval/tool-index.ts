@@ -1,0 +1,295 @@
+import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { Embedder } from './embedder.ts';
+import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
+import { type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
+import { splitNeeds } from './split-needs.ts';
+import { toolFields, validateToolDescriptor } from './tool-fields.ts';
+import { tokenize } from './tokenize.ts';
+import { toolEmbeddingText, toolHash } from './tool-text.ts';
+import type {
+  ScoredTool,
+  SearchOptions,
+  ToolDescriptor,
+  ToolFilter,
+  UpsertResult,
+} from './types.ts';
+import { VectorIndex } from './vector-index.ts';
+
+/** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
+export type ToolIndexOptions = {
+  /** Dense channel; without one the index is lexical only. */
+  embedder?: Embedder;
+  /** `hybrid` (default with an embedder), `dense`, or `lexical` (default without). */
+  retrieval?: 'lexical' | 'dense' | 'hybrid';
+  /** How the channels are fused in hybrid retrieval. */
+  fusion?: FusionOptions;
+  /** BM25F parameters of the lexical channel. */
+  bm25?: Bm25fOptions;
+};
+
+type Entry = { slot: number; tool: ToolDescriptor; hash: string };
+
+// Each channel contributes this many candidates (at least) to fusion and to
+// the multi-need merge; deeper pools change nothing measurable.
+const MIN_POOL = 50;
+// See distinctNeeds.
+const NEED_SHARE = 0.2;
+const MAX_NEEDS = 4;
+
+/**
+ * A searchable catalog of tools. Upserts re-embed only tools whose content
+ * changed; searches run a lexical (BM25F) channel, a dense channel, or both
+ * fused.
+ *
+ * @example
+ * ```ts
+ * const index = new ToolIndex();
+ * await index.upsert([{ name: 'get_weather', description: 'Current weather for a city' }]);
+ * await index.search('will it rain in Paris?', { topK: 5 });
+ * ```
+ */
+export class ToolIndex {
+  readonly retrieval: 'lexical' | 'dense' | 'hybrid';
+  private readonly entries = new Map<string, Entry>();
+  private readonly slotNames: (string | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
+  private readonly lexical: LexicalIndex | undefined;
+  private readonly vectors: VectorIndex | undefined;
+  private readonly embedder: Embedder | undefined;
+  private readonly fusion: FusionOptions;
+
+  constructor({ embedder, retrieval, fusion = {}, bm25 }: ToolIndexOptions = {}) {
+    this.retrieval = retrieval ?? (embedder ? 'hybrid' : 'lexical');
+    if (this.retrieval !== 'lexical' && embedder === undefined) {
+      throw new InvalidArgumentError({
+        argument: 'retrieval',
+        value: this.retrieval,
+        message: `"${this.retrieval}" retrieval needs an embedding model`,
+      });
+    }
+    this.embedder = this.retrieval === 'lexical' ? undefined : embedder;
+    this.lexical = this.retrieval === 'dense' ? undefined : new LexicalIndex(bm25);
+    this.vectors = this.embedder ? new VectorIndex() : undefined;
+    this.fusion = fusion;
+  }
+
+  /** Number of indexed tools. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  get(name: string): ToolDescriptor | undefined {
+    return this.entries.get(name)?.tool;
+  }
+
+  /** Indexed names, in the order they were first added. */
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Adds tools; throws {@link DuplicateToolError} if a name is already indexed. */
+  async add(
+    tools: readonly ToolDescriptor[],
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<UpsertResult> {
+    for (const tool of tools) {
+      if (tool != null && this.entries.has(tool.name))
+        throw new DuplicateToolError({ toolName: tool.name });
+    }
+    return this.upsert(tools, options);
+  }
+
+  /**
+   * Adds new tools and replaces changed ones. Only tools whose content hash
+   * changed are embedded again; the index changes only after embedding
+   * succeeds, so a failed upsert leaves it as it was.
+   */
+  async upsert(
+    tools: readonly ToolDescriptor[],
+    { abortSignal }: { abortSignal?: AbortSignal } = {},
+  ): Promise<UpsertResult> {
+    if (!Array.isArray(tools)) {
+      throw new InvalidArgumentError({
+        argument: 'tools',
+        value: tools,
+        message: 'expected an array',
+      });
+    }
+    const seen = new Map<string, number>();
+    const changed: { tool: ToolDescriptor; hash: string }[] = [];
+    let unchanged = 0;
+    tools.forEach((raw, i) => {
+      const tool = validateToolDescriptor(raw, `tools[${i}]`);
+      const first = seen.get(tool.name);
+      if (first !== undefined) {
+        throw new InvalidArgumentError({
+          argument: `tools[${i}].name`,
+          value: tool.name,
+          message: `duplicates tools[${first}].name; tool names must be unique`,
+        });
+      }
+      seen.set(tool.name, i);
+      const hash = toolHash(tool);
+      if (this.entries.get(tool.name)?.hash === hash) unchanged++;
+      else changed.push({ tool, hash });
+    });
+
+    const vectors = this.embedder
+      ? await this.embedder.embed(
+          changed.map(({ tool }) => toolEmbeddingText(tool)),
+          { abortSignal },
+        )
+      : [];
+    this.vectors?.reserve(this.slotNames.length + changed.length);
+
+    const result: UpsertResult = { added: [], updated: [], unchanged };
+    changed.forEach(({ tool, hash }, i) => {
+      const existing = this.entries.get(tool.name);
+      const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
+      this.slotNames[slot] = tool.name;
+      this.entries.set(tool.name, { slot, tool, hash });
+      this.lexical?.set(slot, toolFields(tool));
+      if (this.vectors) this.vectors.set(slot, vectors[i] as Float32Array);
+      (existing ? result.updated : result.added).push(tool.name);
+    });
+    return result;
+  }
+
+  /** Removes tools by name; returns how many were indexed. */
+  remove(names: readonly string[]): number {
+    let removed = 0;
+    for (const name of names) {
+      const entry = this.entries.get(name);
+      if (entry === undefined) continue;
+      this.entries.delete(name);
+      this.lexical?.delete(entry.slot);
+      this.vectors?.delete(entry.slot);
+      this.slotNames[entry.slot] = undefined;
+      this.freeSlots.push(entry.slot);
+      removed++;
+    }
+    return removed;
+  }
+
+  /**
+   * The tools most relevant to `query`, best first. An empty catalog, a query
+   * without words, or `topK < 1` give `[]`.
+   */
+  async search(
+    query: string,
+    { topK = 5, filter, mode = 'single', abortSignal }: SearchOptions = {},
+  ): Promise<ScoredTool[]> {
+    if (typeof query !== 'string') {
+      throw new InvalidArgumentError({
+        argument: 'query',
+        value: query,
+        message: 'expected a string',
+      });
+    }
+    if (typeof topK !== 'number' || Number.isNaN(topK)) {
+      throw new InvalidArgumentError({
+        argument: 'topK',
+        value: topK,
+        message: 'expected a number',
+      });
+    }
+    if (mode !== 'single' && mode !== 'multi') {
+      throw new InvalidArgumentError({
+        argument: 'mode',
+        value: mode,
+        message: 'expected "single" or "multi"',
+      });
+    }
+    const k = Math.floor(topK);
+    if (k < 1 || this.entries.size === 0 || query.trim() === '') return [];
+    const accept = this.acceptor(filter);
+    const needs = mode === 'multi' ? this.distinctNeeds(query) : [];
+    const queries = needs.length > 1 ? [query, ...needs] : [query];
+    const queryVectors = this.embedder ? await this.embedder.embed(queries, { abortSignal }) : [];
+    const pool = Math.max(k, MIN_POOL);
+    const rankings = queries.map((text, i) => this.rank(text, queryVectors[i], pool, accept));
+    const merged = rankings.length > 1 ? mergeNeeds(rankings, k) : (rankings[0] ?? []).slice(0, k);
+    return merged.map(({ slot, score }) => {
+      const tool = (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
+      return {
+        name: tool.name,
+        score,
+        ...(tool.server !== undefined ? { server: tool.server } : {}),
+      };
+    });
+  }
+
+  private rank(
+    query: string,
+    vector: Float32Array | undefined,
+    pool: number,
+    accept: ((slot: number) => boolean) | undefined,
+  ): Ranking {
+    const lexical = this.lexical?.search(query, pool, accept);
+    const dense = vector ? this.vectors?.search(vector, pool, accept) : undefined;
+    if (lexical && dense) return fuseRankings(lexical, dense, this.fusion);
+    return lexical ?? dense ?? [];
+  }
+
+  /**
+   * The needs of a multi-need request that deserve their own seat: fragments
+   * carrying at least a fifth of the request's information (IDF mass), so
+   * context like "my user ID is 12345" does not take a seat. More than
+   * {@link MAX_NEEDS} such fragments means prose (a pasted prompt), not a list
+   * of needs, and the request is searched as a whole.
+   */
+  private distinctNeeds(query: string): string[] {
+    const parts = splitNeeds(query);
+    if (parts.length < 2) return [];
+    const mass = (text: string): number =>
+      this.lexical
+        ? [...this.lexical.queryTerms(text).values()].reduce((sum, idf) => sum + idf, 0)
+        : tokenize(text).length;
+    const total = mass(query);
+    const needs = parts.filter(part => mass(part) >= NEED_SHARE * total);
+    return needs.length >= 2 && needs.length <= MAX_NEEDS ? needs : [];
+  }
+
+  private acceptor(filter: ToolFilter | undefined): ((slot: number) => boolean) | undefined {
+    if (filter === undefined) return undefined;
+    const toolAt = (slot: number): ToolDescriptor =>
+      (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
+    if (typeof filter === 'function') return slot => filter(toolAt(slot));
+    if (filter != null && Array.isArray(filter.servers)) {
+      const servers = new Set(filter.servers);
+      return slot => servers.has(toolAt(slot).server ?? '');
+    }
+    throw new InvalidArgumentError({
+      argument: 'filter',
+      value: filter,
+      message: 'expected { servers: string[] } or a predicate',
+    });
+  }
+}
+
+/**
+ * Merges the whole request's ranking with one ranking per need: the request's
+ * best tool first, then each need's best tool, then the rest of
+ * the request's ranking. Every need gets a seat without letting a vague
+ * fragment outrank the request's clear favourite.
+ */
+function mergeNeeds(rankings: readonly Ranking[], k: number): { slot: number; score: number }[] {
+  const [whole = [], ...needs] = rankings;
+  const out: { slot: number; score: number }[] = [];
+  const taken = new Set<number>();
+  const take = (hit: { slot: number; score: number } | undefined): void => {
+    if (hit === undefined || taken.has(hit.slot) || out.length >= k) return;
+    taken.add(hit.slot);
+    out.push(hit);
+  };
+  take(whole[0]);
+  // A need whose best tool already has a seat is served; it takes no second one.
+  for (const ranking of needs) take(ranking[0]);
+  for (const hit of whole) take(hit);
+  return out;
+}

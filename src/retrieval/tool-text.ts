@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { toolFields } from './tool-fields.ts';
+import type { ToolDescriptor } from './types.ts';
+
+// Embedding models read the first few hundred tokens best; parameter lists of
+// big tools would otherwise drown the description.
+const MAX_EMBEDDING_TEXT = 2_000;
+
+/**
+ * The text a dense model embeds for a tool: its name in words, description
+ * and parameters, e.g. "get weather (getWeather): Current weather. Parameters:
+ * city, unit".
+ */
+export function toolEmbeddingText(tool: ToolDescriptor): string {
+  const fields = toolFields(tool);
+  const words = fields.name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[^A-Za-z0-9]+/g, ' ')
+    .trim()
+    .toLowerCase();
+  const parts = [`${words} (${fields.name})${fields.server ? ` [${fields.server}]` : ''}`];
+  if (fields.description) parts.push(`: ${fields.description}`);
+  if (fields.parameterNames)
+    parts.push(` Parameters: ${fields.parameterNames.split(' ').join(', ')}`);
+  return parts.join('').slice(0, MAX_EMBEDDING_TEXT);
+}
+
+/** A content hash of everything indexed about a tool: unchanged tools are not re-embedded. */
+export function toolHash(tool: ToolDescriptor): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        tool.name,
+        tool.description ?? '',
+        tool.server ?? '',
+        tool.inputSchema ?? null,
+      ]),
+    )
+    .digest('base64url');
+}

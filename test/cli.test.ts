@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
+const dev = join(import.meta.dirname, 'fixtures', 'eval', 'dev');
+
+async function ai(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('ai-toolbelt CLI', () => {
+  it('eval --json prints one JSON object with recall, nDCG, counts and time', async () => {
+    const { code, stdout } = await ai([
+      'eval',
+      '--tools',
+      join(dev, 'tools.jsonl'),
+      '--queries',
+      join(dev, 'queries.jsonl'),
+      '--k',
+      '1,5,10',
+      '--json',
+    ]);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(Object.keys(report).sort()).toEqual(['ms', 'ndcg10', 'queries', 'recall', 'tools']);
+    expect(report).toMatchObject({ tools: 1853, queries: 100 });
+    expect(Object.keys(report.recall)).toEqual(['1', '5', '10']);
+    expect(report.recall['1']).toBeLessThanOrEqual(report.recall['5']);
+    expect(report.recall['5']).toBeLessThanOrEqual(report.recall['10']);
+  });
+
+  it('eval prints a readable summary', async () => {
+    const { code, stdout } = await ai([
+      'eval',
+      '--tools',
+      join(dev, 'tools.jsonl'),
+      '--queries',
+      join(dev, 'queries.jsonl'),
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/1853 tools, 100 queries, \d+ ms/);
+    expect(stdout).toMatch(/R@1 \d+\.\d {2}R@5 \d+\.\d {2}R@10 \d+\.\d {2}nDCG@10 \d+\.\d/);
+  });
+
+  it('search prints ranked tools', async () => {
+    const { code, stdout } = await ai([
+      'search',
+      '--tools',
+      join(dev, 'tools.jsonl'),
+      '--k',
+      '3',
+      'weather forecast in Paris',
+    ]);
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^ {2}1\. \d+\.\d{3} {2}weather/);
+  });
+
+  it('names the file and line of a bad catalog and exits 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolbelt-cli-'));
+    const tools = join(dir, 'tools.jsonl');
+    await writeFile(tools, '{"name":"ok"}\n{"name": 5}\n');
+    const { code, stderr } = await ai(['search', '--tools', tools, 'x']);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`${tools}:2:`);
+    expect(stderr).toContain('tool.name');
+  });
+
+  it('exits 2 with usage on bad command lines', async () => {
+    for (const args of [
+      ['frobnicate'],
+      ['eval', '--tools', 'x'],
+      ['search', '--tools', 'x'],
+      ['eval', '--bogus'],
+      ['search', '--tools', 'x', '--k', 'two', 'q'],
+    ]) {
+      const { code, stderr } = await ai(args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr).toContain('Usage:');
+    }
+  });
+});

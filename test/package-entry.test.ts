@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import * as root from '../src/index.ts';
+import { ToolbeltError } from '../src/errors/toolbelt-error.ts';
+
+const run = promisify(execFile);
+const srcIndex = join(import.meta.dirname, '..', 'src', 'index.ts');
+
+// Records every module the root entry resolves, in a fresh process.
+const probe = `
+import { registerHooks } from 'node:module';
+const seen = [];
+registerHooks({ resolve(specifier, context, next) { seen.push(specifier); return next(specifier, context); } });
+await import(${JSON.stringify(srcIndex)});
+console.log(JSON.stringify(seen));
+`;
+
+describe('package entry', () => {
+  it('never loads dockerode or child_process from the root entry', async () => {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe]);
+    const seen: string[] = JSON.parse(stdout);
+    expect(seen.length).toBeGreaterThan(10); // the probe did see the graph
+    expect(seen.filter(s => /dockerode|child_process|docker-modem/.test(s))).toEqual([]);
+  });
+
+  it('exports only error classes that follow the marker pattern', () => {
+    // Every exported error needs a sample here, so a new one cannot skip the checks.
+    const samples: Record<string, () => Error> = {
+      ToolbeltError: () => new root.ToolbeltError({ name: 'X', message: 'x' }),
+      InvalidArgumentError: () =>
+        new root.InvalidArgumentError({ argument: 'a', value: 1, message: 'm' }),
+      DimensionMismatchError: () =>
+        new root.DimensionMismatchError({ expected: 2, actual: 3, context: 'c' }),
+      DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
+      CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
+      UsageError: () => new root.UsageError({ message: 'm' }),
+    };
+    const errorClasses = Object.entries(root).filter(
+      ([, value]) => typeof value === 'function' && value.prototype instanceof Error,
+    ) as [string, { isInstance(e: unknown): boolean }][];
+    expect(errorClasses.map(([name]) => name).sort()).toEqual(Object.keys(samples).sort());
+    for (const [name, ErrorClass] of errorClasses) {
+      expect(Object.hasOwn(ErrorClass, 'isInstance'), `${name} declares its own isInstance`).toBe(
+        true,
+      );
+      const sample = samples[name]!();
+      expect(sample.name, name).not.toBe('Error');
+      expect(ToolbeltError.isInstance(sample), name).toBe(true);
+      expect(ErrorClass.isInstance(sample), name).toBe(true);
+      expect(ErrorClass.isInstance(new Error('plain')), name).toBe(false);
+      for (const [otherName, makeOther] of Object.entries(samples)) {
+        if (otherName === name || name === 'ToolbeltError') continue;
+        expect(ErrorClass.isInstance(makeOther()), `${name}.isInstance(${otherName})`).toBe(false);
+      }
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { DimensionMismatchError } from '../../src/errors/dimension-mismatch-error.ts';
+import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import { VectorIndex } from '../../src/retrieval/vector-index.ts';
+
+function randomVectors(count: number, dims: number, seed = 1): Float32Array[] {
+  let s = seed;
+  const random = (): number => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+  return Array.from({ length: count }, () => Float32Array.from({ length: dims }, random));
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+describe('VectorIndex', () => {
+  it('finds the same top-k as a brute-force cosine sort', () => {
+    const vectors = randomVectors(1000, 37);
+    const index = new VectorIndex();
+    vectors.forEach((v, slot) => index.set(slot, v));
+    for (const query of randomVectors(5, 37, 99)) {
+      const expected = vectors
+        .map((v, slot) => ({ slot, score: cosine(v, query) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, 10);
+      const got = index.search(query, 10);
+      expect(got.map(h => h.slot)).toEqual(expected.map(h => h.slot));
+      got.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 5));
+    }
+  });
+
+  it('gives the same results with and without the SIMD kernel', () => {
+    const vectors = randomVectors(300, 50); // 50 pads to a stride of 64
+    const fast = new VectorIndex();
+    const plain = new VectorIndex({ accelerate: false });
+    vectors.forEach((v, slot) => {
+      fast.set(slot, v);
+      plain.set(slot, v);
+    });
+    expect(fast.accelerated).toBe(true); // Node supports WebAssembly SIMD
+    expect(plain.accelerated).toBe(false);
+    for (const query of randomVectors(3, 50, 5)) {
+      const a = fast.search(query, 7);
+      const b = plain.search(query, 7);
+      expect(a.map(h => h.slot)).toEqual(b.map(h => h.slot));
+      a.forEach((hit, i) => expect(hit.score).toBeCloseTo(b[i]!.score, 5));
+    }
+  });
+
+  it('keeps rows when storage grows', () => {
+    const index = new VectorIndex();
+    const vectors = randomVectors(200, 16, 3);
+    vectors.forEach((v, slot) => index.set(slot, v)); // grows many times from 16 rows
+    vectors.forEach((v, slot) =>
+      expect(index.search(v, 1)[0]).toEqual({ slot, score: expect.closeTo(1, 5) }),
+    );
+  });
+
+  it('replaces, deletes and filters by slot', () => {
+    const index = new VectorIndex({ dimensions: 2 });
+    index.set(0, [1, 0]);
+    index.set(1, [0, 1]);
+    index.set(2, [1, 1]);
+    expect(index.search([1, 0], 1)[0]!.slot).toBe(0);
+    index.delete(0);
+    expect(index.size).toBe(2);
+    expect(index.search([1, 0], 1)[0]!.slot).toBe(2);
+    expect(index.search([1, 0], 3, slot => slot !== 2).map(h => h.slot)).toEqual([1]);
+    index.set(1, [1, 0]);
+    expect(index.search([1, 0], 1)[0]).toEqual({ slot: 1, score: expect.closeTo(1, 6) });
+  });
+
+  it('returns [] for topK < 1 and for an empty index', () => {
+    const index = new VectorIndex();
+    expect(index.search([1, 2], 5)).toEqual([]);
+    index.set(0, [1, 2]);
+    expect(index.search([1, 2], 0)).toEqual([]);
+  });
+
+  it('rejects mismatched dimensions and NaN with typed errors', () => {
+    const index = new VectorIndex();
+    index.set(0, [1, 2, 3]);
+    expect(() => index.set(1, [1, 2])).toThrow(DimensionMismatchError);
+    expect(() => index.search([1, 2], 1)).toThrow(/expected 3, got 2/);
+    expect(() => index.set(1, [1, Number.NaN, 3])).toThrow(InvalidArgumentError);
+    expect(() => index.search([1, Number.NaN, 3], 1)).toThrow(/NaN/);
+  });
+
+  it('stores vectors in one buffer within 1.2x of the raw bytes once reserved', () => {
+    const dims = 64;
+    const index = new VectorIndex({ dimensions: dims, initialCapacity: 1000 });
+    randomVectors(1000, dims).forEach((v, slot) => index.set(slot, v));
+    expect(index.byteLength / (1000 * dims * 4)).toBeLessThanOrEqual(1.2);
+  });
+});

@@ -1,0 +1,25 @@
+// `ai-toolbelt/mcp`: kept off the root entry because stdio servers are child
+// processes; the SDK's transports load only when a server of that kind connects.
+export { connectMcpServers, type ConnectMcpServersOptions } from './connect-mcp-servers.ts';
+export { McpToolbox } from './mcp-toolbox.ts';
+export { createMcpTool, type McpCall } from './create-mcp-tool.ts';
+export { listAllTools } from './list-all-tools.ts';
+export { assignToolNames, type McpNaming } from './tool-names.ts';
+export { toModelOutput, type McpCallResult, type ModelOutput } from './to-model-output.ts';
+export type {
+  McpCustomServerConfig,
+  McpEvent,
+  McpHttpServerConfig,
+  McpReconnectOptions,
+  McpServerConfig,
+  McpServerLimits,
+  McpServerState,
+  McpServerStatus,
+  McpStdioServerConfig,
+  McpSyncResult,
+  McpToolIndex,
+} from './types.ts';
+export { McpConnectionError } from '../errors/mcp-connection-error.ts';
+export { McpPaginationError } from '../errors/mcp-pagination-error.ts';
+export { McpTimeoutError, type McpOperation } from '../errors/mcp-timeout-error.ts';
+export { McpToolError } from '../errors/mcp-tool-error.ts';

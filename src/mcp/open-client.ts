@@ -1,0 +1,113 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { McpConnectionError } from '../errors/mcp-connection-error.ts';
+import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
+import { createTransport } from './create-transport.ts';
+import { disposeConnection } from './dispose-connection.ts';
+import { isRequestTimeout } from './error-codes.ts';
+import { linkSignal } from './linked-signal.ts';
+import { listAllTools } from './list-all-tools.ts';
+import type { McpServerConfig } from './types.ts';
+
+const clientInfo = { name: 'ai-toolbelt', version: '0.1.0' };
+
+/** A connected client with its first full tool listing. */
+export type OpenedClient = {
+  client: Client;
+  transport: Transport;
+  /** The stdio child's pid. */
+  pid: number | undefined;
+  tools: McpTool[];
+};
+
+/**
+ * Creates a transport and client, performs the MCP handshake within
+ * `connectTimeoutMs`, and reads every `tools/list` page. The SDK is imported
+ * here, on first use. On failure everything is torn down (the child killed)
+ * in the background, handed to `onDisposal` so a later `close()` can await it.
+ *
+ * @example
+ * ```ts
+ * const { client, tools } = await openClient({ server: 'fs', config, limits, signal, handlers, onDisposal });
+ * ```
+ */
+export async function openClient({
+  server,
+  config,
+  limits: { connectTimeoutMs, listTimeoutMs, maxPages },
+  signal,
+  handlers,
+  onDisposal,
+}: {
+  /** The server's name, for errors. */
+  server: string;
+  /** How to reach it. */
+  config: McpServerConfig;
+  /** Timeouts and the page limit. */
+  limits: { connectTimeoutMs: number; listTimeoutMs: number; maxPages: number };
+  /** Aborts connecting (close() or the caller). */
+  signal: AbortSignal;
+  /** Client callbacks, installed before connecting so nothing is missed. */
+  handlers: { onListChanged: () => void; onClose: () => void; onError: (error: Error) => void };
+  /** Receives the teardown of a failed attempt. */
+  onDisposal: (disposal: Promise<void>) => void;
+}): Promise<OpenedClient> {
+  const [{ Client }, { ToolListChangedNotificationSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  signal.throwIfAborted();
+  const transport = await createTransport({ server, config });
+  // The SDK forgets the child's pid as soon as it starts closing (and closes on
+  // its own when the handshake fails); remember it to make sure the child dies.
+  let pid: number | undefined;
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    pid = (transport as { pid?: number | null }).pid ?? undefined;
+  };
+  const client = new Client(clientInfo, { capabilities: {} });
+  // The SDK's own `listChanged` option re-reads only the first page; we re-list all.
+  client.setNotificationHandler(ToolListChangedNotificationSchema, handlers.onListChanged);
+  client.onclose = handlers.onClose;
+  client.onerror = handlers.onError;
+  try {
+    const link = linkSignal(signal);
+    try {
+      await client.connect(transport, { timeout: connectTimeoutMs, signal: link.signal });
+    } catch (error) {
+      signal.throwIfAborted();
+      if (isRequestTimeout(error)) {
+        throw new McpTimeoutError({
+          server,
+          operation: 'connect',
+          timeoutMs: connectTimeoutMs,
+          cause: error,
+        });
+      }
+      throw new McpConnectionError({
+        server,
+        cause: error,
+        message:
+          `Could not connect to MCP server "${server}": ${(error as Error)?.message ?? String(error)}. ` +
+          'Check its command/URL, and that it starts on its own.',
+      });
+    } finally {
+      link.dispose();
+    }
+    const tools = await listAllTools({
+      client,
+      server,
+      timeoutMs: listTimeoutMs,
+      maxPages,
+      abortSignal: signal,
+    });
+    return { client, transport, pid, tools };
+  } catch (error) {
+    // A stuck child may take seconds to die (stdin EOF, SIGTERM, SIGKILL):
+    // report the failure now and let close() wait for the exit.
+    onDisposal(disposeConnection({ client, transport, pid }));
+    throw error;
+  }
+}

@@ -1,0 +1,120 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ToolDescriptor, UpsertResult } from '../retrieval/types.ts';
+
+/**
+ * The part of the tool index that MCP discovery drives. `createToolIndex()`
+ * satisfies it; any object with these methods works.
+ */
+export type McpToolIndex = {
+  /** Adds or replaces tools; implementations re-embed only changed ones. */
+  upsert(
+    tools: readonly ToolDescriptor[],
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<UpsertResult>;
+  /** Removes tools by name; returns how many were present. */
+  remove(names: readonly string[]): number;
+  /** Names currently indexed. */
+  names(): string[];
+};
+
+/** Limits that can be set for all servers and overridden per server. */
+export type McpServerLimits = {
+  /** Spawning or reaching the server plus the MCP handshake. */
+  connectTimeoutMs?: number;
+  /** Reading every `tools/list` page, in total. */
+  listTimeoutMs?: number;
+  /** One `tools/call`. */
+  callTimeoutMs?: number;
+  /** Most `tools/list` pages accepted before paging is declared endless. */
+  maxPages?: number;
+};
+
+/** A server started as a child process speaking MCP on stdin/stdout. */
+export type McpStdioServerConfig = McpServerLimits & {
+  type?: 'stdio';
+  /** Executable to run, e.g. `node` or `uvx`. */
+  command: string;
+  /** Its arguments. */
+  args?: string[];
+  /** Extra environment (added to a safe default set: PATH, HOME, ...). */
+  env?: Record<string, string>;
+  /** Working directory. */
+  cwd?: string;
+  /** The child's stderr: shown (`inherit`, default) or discarded (`ignore`). */
+  stderr?: 'inherit' | 'ignore';
+};
+
+/** A server reached over MCP Streamable HTTP. */
+export type McpHttpServerConfig = McpServerLimits & {
+  type?: 'http';
+  /** The MCP endpoint, e.g. `https://example.com/mcp`. */
+  url: string | URL;
+  /** Headers sent with every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+};
+
+/**
+ * Any other MCP transport (WebSocket, in-memory, ...). Called again on every
+ * reconnect, so return a fresh transport each time.
+ */
+export type McpCustomServerConfig = McpServerLimits & {
+  type?: 'custom';
+  /** Creates a new, unstarted transport. */
+  createTransport: () => Transport | Promise<Transport>;
+};
+
+/** How to reach one MCP server. */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig | McpCustomServerConfig;
+
+/** How a crashed or disconnected server is brought back. */
+export type McpReconnectOptions = {
+  /** First retry delay; doubles per attempt (with jitter). */
+  initialDelayMs?: number;
+  /** Upper bound of one delay. */
+  maxDelayMs?: number;
+  /** Attempts before giving up (its tools are then removed). */
+  maxAttempts?: number;
+};
+
+/**
+ * `connecting` (first time), `ready`, `reconnecting` (after a crash; its tools
+ * fail fast), `failed` (gave up; no tools), `closed`.
+ */
+export type McpServerState = 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
+
+/** A snapshot of one server. */
+export type McpServerStatus = {
+  name: string;
+  state: McpServerState;
+  /** Tools it currently contributes. */
+  tools: number;
+  /** The child's pid while a stdio server runs. */
+  pid?: number;
+  /** Why it is `failed` or `reconnecting`. */
+  error?: Error;
+  /** Reconnect attempts since it was last ready. */
+  attempts: number;
+};
+
+/** What one synchronisation of tools + index changed (final, namespaced names). */
+export type McpSyncResult = {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  unchanged: number;
+  /** Tools handed to `index.upsert` (0 when nothing changed). */
+  upserted: number;
+  durationMs: number;
+};
+
+/** Lifecycle events, for logs and metrics. */
+export type McpEvent =
+  | { type: 'connected'; server: string; tools: number; pid?: number }
+  | { type: 'connect-failed'; server: string; error: Error }
+  | { type: 'disconnected'; server: string; error: Error }
+  | { type: 'reconnecting'; server: string; attempt: number; delayMs: number }
+  | { type: 'gave-up'; server: string; error: Error }
+  | { type: 'list-changed'; server: string }
+  | { type: 'relisted'; server: string; tools: number }
+  | ({ type: 'synced' } & McpSyncResult)
+  | { type: 'error'; server?: string; error: Error };

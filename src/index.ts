@@ -2,4 +2,5 @@
 // any server runtime; the sandbox and MCP live behind `ai-toolbelt/sandbox`
 // and `ai-toolbelt/mcp`.
 export * from './errors/index.ts';
+export * from './middleware/index.ts';
 export * from './retrieval/index.ts';

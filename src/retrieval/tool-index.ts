@@ -58,6 +58,7 @@ export class ToolIndex {
   private readonly vectors: VectorIndex | undefined;
   private readonly embedder: Embedder | undefined;
   private readonly fusion: FusionOptions;
+  private changes = 0;
 
   constructor({ embedder, retrieval, fusion = {}, bm25 }: ToolIndexOptions = {}) {
     this.retrieval = retrieval ?? (embedder ? 'hybrid' : 'lexical');
@@ -72,6 +73,11 @@ export class ToolIndex {
     this.lexical = this.retrieval === 'dense' ? undefined : new LexicalIndex(bm25);
     this.vectors = this.embedder ? new VectorIndex() : undefined;
     this.fusion = fusion;
+  }
+
+  /** Increases with every change to the catalog; lets callers cache search results. */
+  get version(): number {
+    return this.changes;
   }
 
   /** Number of indexed tools. */
@@ -157,6 +163,7 @@ export class ToolIndex {
       if (this.vectors) this.vectors.set(slot, vectors[i] as Float32Array);
       (existing ? result.updated : result.added).push(tool.name);
     });
+    if (changed.length > 0) this.changes++;
     return result;
   }
 
@@ -173,6 +180,7 @@ export class ToolIndex {
       this.freeSlots.push(entry.slot);
       removed++;
     }
+    if (removed > 0) this.changes++;
     return removed;
   }
 

@@ -1,0 +1,22 @@
+export {
+  calledTools,
+  extractQuery,
+  type ConversationMessage,
+  type QuerySource,
+} from './conversation.ts';
+export {
+  toolSelection,
+  toolSelectionMiddleware,
+  type ToolMissEvent,
+  type ToolSelection,
+  type ToolSelectionSetup,
+} from './tool-selection.ts';
+export {
+  ToolSelector,
+  type OfferedTool,
+  type SelectedTool,
+  type Selection,
+  type SelectionReason,
+  type ToolSelectionEvent,
+  type ToolSelectionOptions,
+} from './tool-selector.ts';

@@ -1,5 +1,6 @@
 import type { ToolSet } from 'ai';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
+import type { ToolIndex } from '../retrieval/tool-index.ts';
 import { type McpConnectionSettings, McpServerConnection } from './server-connection.ts';
 import { McpToolCatalog } from './tool-catalog.ts';
 import type { McpNaming } from './tool-names.ts';
@@ -22,7 +23,7 @@ import type {
  * const result = await generateText({ model, tools: toolbox.tools, prompt });
  * ```
  */
-export class McpToolbox<TIndex extends McpToolIndex = McpToolIndex> {
+export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   /** The index the middleware searches; holds the same (namespaced) names as `tools`. */
   readonly index: TIndex;
   #connections: McpServerConnection[];

@@ -171,3 +171,24 @@ describe('custom transport', () => {
     }
   });
 });
+
+describe('module loading', () => {
+  it('importing ai-toolbelt/mcp loads no child_process until a stdio server connects', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const barrel = new URL('../../src/mcp/index.ts', import.meta.url).href;
+    const script = `
+      const loaded = () => process.moduleLoadList.includes('NativeModule child_process');
+      const mcp = await import(${JSON.stringify(barrel)});
+      const before = loaded();
+      const toolbox = await mcp.connectMcpServers({ servers: { x: { command: ${JSON.stringify(process.execPath)}, args: ['-e', ''] } } });
+      await toolbox.close();
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    expect(JSON.parse(stdout)).toEqual({ before: false, after: true });
+  });
+});

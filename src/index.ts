@@ -3,4 +3,6 @@
 // and `ai-toolbelt/mcp`.
 export * from './errors/index.ts';
 export * from './middleware/index.ts';
+export * from './python/index.ts';
+export * from './repair/index.ts';
 export * from './retrieval/index.ts';

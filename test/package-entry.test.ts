@@ -36,6 +36,25 @@ describe('package entry', () => {
       DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
+      PythonExecutionError: () =>
+        new root.PythonExecutionError({
+          message: 'm',
+          status: 'error',
+          attempts: 1,
+          fingerprint: 'f',
+        }),
+      McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
+      McpPaginationError: () =>
+        new root.McpPaginationError({
+          server: 's',
+          reason: 'too-many-pages',
+          pages: 3,
+          cursor: 'c',
+        }),
+      McpTimeoutError: () =>
+        new root.McpTimeoutError({ server: 's', operation: 'tools/call', timeoutMs: 5 }),
+      McpToolError: () =>
+        new root.McpToolError({ server: 's', tool: 't', message: 'm', content: [] }),
     };
     const errorClasses = Object.entries(root).filter(
       ([, value]) => typeof value === 'function' && value.prototype instanceof Error,

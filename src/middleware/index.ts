@@ -1,3 +1,4 @@
+export { repairGuardMiddleware, type RepairGuardOptions } from './repair-guard-middleware.ts';
 export {
   calledTools,
   extractQuery,

@@ -35,7 +35,7 @@ function streamParts(turn: ScriptedTurn): LanguageModelV4StreamPart[] {
         { type: 'text-delta', id: 't', delta: part.text },
         { type: 'text-end', id: 't' },
       );
-    } else {
+    } else if (part.type === 'tool-call') {
       parts.push(part);
     }
   }

@@ -150,7 +150,7 @@ describe('toolSelectionMiddleware with generateText', () => {
         description: t.description,
         inputSchema: { type: 'object' as const },
       })),
-      { type: 'provider' as const, id: 'openai.web_search', name: 'web_search', args: {} },
+      { type: 'provider' as const, id: 'openai.web_search' as const, name: 'web_search', args: {} },
     ];
     const params = {
       prompt: [

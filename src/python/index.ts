@@ -1,0 +1,9 @@
+export type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
+export {
+  HALT_MARKER,
+  type PythonAttemptEvent,
+  type PythonToolOutput,
+} from './python-tool-output.ts';
+export { pythonTool, type PythonToolOptions } from './python-tool.ts';
+export { repairTimeline, type RepairDataPart } from './repair-timeline.ts';
+export { trailingFailures } from './turn-history.ts';

@@ -3,9 +3,8 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { Embedder } from './embedder.ts';
 import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
 import { type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
-import { splitNeeds } from './split-needs.ts';
+import { distinctNeeds, mergeNeeds } from './multi-need.ts';
 import { toolFields, validateToolDescriptor } from './tool-fields.ts';
-import { tokenize } from './tokenize.ts';
 import { toolEmbeddingText, toolHash } from './tool-text.ts';
 import type {
   ScoredTool,
@@ -33,9 +32,6 @@ type Entry = { slot: number; tool: ToolDescriptor; hash: string };
 // Each channel contributes this many candidates (at least) to fusion and to
 // the multi-need merge; deeper pools change nothing measurable.
 const MIN_POOL = 50;
-// See distinctNeeds.
-const NEED_SHARE = 0.2;
-const MAX_NEEDS = 4;
 
 /**
  * A searchable catalog of tools. Upserts re-embed only tools whose content
@@ -216,7 +212,7 @@ export class ToolIndex {
     const k = Math.floor(topK);
     if (k < 1 || this.entries.size === 0 || query.trim() === '') return [];
     const accept = this.acceptor(filter);
-    const needs = mode === 'multi' ? this.distinctNeeds(query) : [];
+    const needs = mode === 'multi' ? distinctNeeds(query, this.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
     const queryVectors = this.embedder ? await this.embedder.embed(queries, { abortSignal }) : [];
     const pool = Math.max(k, MIN_POOL);
@@ -244,25 +240,6 @@ export class ToolIndex {
     return lexical ?? dense ?? [];
   }
 
-  /**
-   * The needs of a multi-need request that deserve their own seat: fragments
-   * carrying at least a fifth of the request's information (IDF mass), so
-   * context like "my user ID is 12345" does not take a seat. More than
-   * {@link MAX_NEEDS} such fragments means prose (a pasted prompt), not a list
-   * of needs, and the request is searched as a whole.
-   */
-  private distinctNeeds(query: string): string[] {
-    const parts = splitNeeds(query);
-    if (parts.length < 2) return [];
-    const mass = (text: string): number =>
-      this.lexical
-        ? [...this.lexical.queryTerms(text).values()].reduce((sum, idf) => sum + idf, 0)
-        : tokenize(text).length;
-    const total = mass(query);
-    const needs = parts.filter(part => mass(part) >= NEED_SHARE * total);
-    return needs.length >= 2 && needs.length <= MAX_NEEDS ? needs : [];
-  }
-
   private acceptor(filter: ToolFilter | undefined): ((slot: number) => boolean) | undefined {
     if (filter === undefined) return undefined;
     const toolAt = (slot: number): ToolDescriptor =>
@@ -278,26 +255,4 @@ export class ToolIndex {
       message: 'expected { servers: string[] } or a predicate',
     });
   }
-}
-
-/**
- * Merges the whole request's ranking with one ranking per need: the request's
- * best tool first, then each need's best tool, then the rest of
- * the request's ranking. Every need gets a seat without letting a vague
- * fragment outrank the request's clear favourite.
- */
-function mergeNeeds(rankings: readonly Ranking[], k: number): { slot: number; score: number }[] {
-  const [whole = [], ...needs] = rankings;
-  const out: { slot: number; score: number }[] = [];
-  const taken = new Set<number>();
-  const take = (hit: { slot: number; score: number } | undefined): void => {
-    if (hit === undefined || taken.has(hit.slot) || out.length >= k) return;
-    taken.add(hit.slot);
-    out.push(hit);
-  };
-  take(whole[0]);
-  // A need whose best tool already has a seat is served; it takes no second one.
-  for (const ranking of needs) take(ranking[0]);
-  for (const hit of whole) take(hit);
-  return out;
 }

@@ -1,0 +1,42 @@
+import { ToolbeltError } from './toolbelt-error.ts';
+
+const name = 'ToolbeltSandboxRuntimeMissingError';
+const marker = `ai-toolbelt.error.${name}`;
+const symbol = Symbol.for(marker);
+
+/**
+ * The Docker engine has no gVisor (`runsc`) runtime registered. The sandbox
+ * never falls back to `runc` on its own; the message says how to install gVisor.
+ *
+ * @example
+ * ```ts
+ * if (SandboxRuntimeMissingError.isInstance(error)) console.error(error.available);
+ * ```
+ */
+export class SandboxRuntimeMissingError extends ToolbeltError {
+  private readonly [symbol] = true;
+  /** The runtime that was asked for, e.g. `runsc`. */
+  readonly runtime: string;
+  /** The runtimes the Docker engine does have. */
+  readonly available: string[];
+
+  constructor({ runtime, available }: { runtime: string; available: string[] }) {
+    super({
+      name,
+      message:
+        `The Docker engine has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
+        'Install gVisor and register it: on Debian/Ubuntu as root run `bash scripts/setup-sandbox.sh` ' +
+        '(or `apt-get install runsc`, then add ' +
+        '{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}}} ' +
+        'to /etc/docker/daemon.json and restart dockerd); see https://gvisor.dev/docs/user_guide/install/. ' +
+        'Without gVisor (e.g. Docker Desktop on macOS) you can opt in to the weaker runc runtime ' +
+        'with `unsafeAllowRuncRuntime: true`.',
+    });
+    this.runtime = runtime;
+    this.available = available;
+  }
+
+  static override isInstance(error: unknown): error is SandboxRuntimeMissingError {
+    return ToolbeltError.hasMarker(error, marker);
+  }
+}

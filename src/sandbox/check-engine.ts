@@ -1,0 +1,94 @@
+import type Docker from 'dockerode';
+import { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
+import { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-error.ts';
+import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
+import { dockerCall } from './docker-call.ts';
+
+const SETUP_HINT =
+  'On Debian/Ubuntu run `sudo bash scripts/setup-sandbox.sh` from ai-toolbelt (installs Docker, ' +
+  'gVisor and the image); on macOS start Docker Desktop (see docs/sandbox.md).';
+
+/**
+ * Checks that the Docker engine answers, has the requested runtime (gVisor's `runsc` unless
+ * the runc opt-in is set) and has the image. Returns the runtime to use.
+ *
+ * @example
+ * ```ts
+ * const { runtime } = await checkEngine({ docker, image, runtime: 'runsc', unsafeAllowRuncRuntime: false, dockerTimeoutMs: 10_000 });
+ * ```
+ */
+export async function checkEngine({
+  docker,
+  image,
+  runtime,
+  unsafeAllowRuncRuntime,
+  dockerTimeoutMs,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** Image that must exist locally. */
+  image: string;
+  /** Runtime asked for. */
+  runtime: string;
+  /** Allow a runtime that is not gVisor. */
+  unsafeAllowRuncRuntime: boolean;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+}): Promise<{ runtime: string; gvisor: boolean }> {
+  let info: { Runtimes?: Record<string, { path?: string }> };
+  try {
+    info = await dockerCall({
+      operation: 'info',
+      timeoutMs: dockerTimeoutMs,
+      // dockerode honours abortSignal here; its types do not declare it.
+      call: abortSignal =>
+        (docker.info as (options: object) => Promise<typeof info>).call(docker, { abortSignal }),
+    });
+  } catch (error) {
+    throw new SandboxUnavailableError({
+      reason: 'docker-unreachable',
+      message:
+        `Cannot reach the Docker engine (${DockerTimeoutError.isInstance(error) ? 'no answer' : String(error)}). ` +
+        `Start dockerd, or set DOCKER_HOST. ${SETUP_HINT}`,
+      cause: error,
+    });
+  }
+  const runtimes = info.Runtimes ?? {};
+  const isGvisor = (name: string) => /runsc/.test(runtimes[name]?.path ?? name);
+  let chosen = runtime;
+  if (runtimes[chosen] === undefined) {
+    if (!unsafeAllowRuncRuntime) {
+      throw new SandboxRuntimeMissingError({ runtime, available: Object.keys(runtimes) });
+    }
+    chosen = 'runc';
+  }
+  const gvisor = isGvisor(chosen);
+  if (!gvisor && !unsafeAllowRuncRuntime) {
+    throw new SandboxRuntimeMissingError({ runtime: 'runsc', available: Object.keys(runtimes) });
+  }
+  if (!gvisor) {
+    process.emitWarning(
+      `ai-toolbelt sandbox is running untrusted code under \`${chosen}\`, WITHOUT gVisor: a kernel ` +
+        'exploit in the code escapes the container. unsafeAllowRuncRuntime is for development only.',
+      { type: 'ai-toolbelt.UnsafeRuntime' },
+    );
+  }
+  try {
+    await dockerCall({
+      operation: 'image inspect',
+      timeoutMs: dockerTimeoutMs,
+      // Image inspect takes no abort signal (its options become query parameters): the race bounds it.
+      call: () => docker.getImage(image).inspect(),
+    });
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    throw new SandboxUnavailableError({
+      reason: 'image-missing',
+      message:
+        `The sandbox image \`${image}\` is not on this Docker engine. ${SETUP_HINT} ` +
+        'Or `docker pull python:3.11-slim && docker tag python:3.11-slim ai-toolbelt/python:3.11`.',
+      cause: error,
+    });
+  }
+  return { runtime: chosen, gvisor };
+}

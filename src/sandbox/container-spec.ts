@@ -1,0 +1,79 @@
+import type Docker from 'dockerode';
+import { containerLabels } from './labels.ts';
+
+/** Resource and isolation settings shared by every sandbox container. */
+export type ContainerLimits = {
+  /** Docker image with python3 and coreutils' `timeout`. */
+  image: string;
+  /** Docker runtime name, `runsc` unless the runc opt-in is set. */
+  runtime: string;
+  /** Memory limit in bytes (swap is disabled: same value for MemorySwap). */
+  memoryBytes: number;
+  /** CPU limit in cores. */
+  cpus: number;
+  /** Process limit of the container's pids cgroup. */
+  pidsLimit: number;
+  /** Size of the writable /tmp tmpfs, in MiB. */
+  tmpfsMiB: number;
+};
+
+/**
+ * The hardened `docker create` body: the seed's flags (no network, read-only root, tmpfs
+ * /tmp noexec+nosuid, uid 1000, all capabilities dropped, no-new-privileges, memory without
+ * swap, CPU cap) and a pids limit. The pids cgroup also counts gVisor's own threads (gofer,
+ * sentry, ptrace stubs: 30-40 of them), so the seed's 32 makes runsc fail to start (HTTP 500,
+ * a silent exit 2, or a hung start); 128 still stops a fork bomb.
+ */
+export function containerSpec({
+  limits,
+  cmd,
+  ttlMs,
+  kind,
+  openStdin,
+}: {
+  /** Resource and isolation settings. */
+  limits: ContainerLimits;
+  /** The command, already wrapped in `timeout -s KILL`. */
+  cmd: string[];
+  /** TTL recorded in the labels for the start-up sweep. */
+  ttlMs: number;
+  /** What the container is for, recorded in a label. */
+  kind: 'execute' | 'session';
+  /** Keep stdin open for a single attach (code is sent on stdin). */
+  openStdin: boolean;
+}): Docker.ContainerCreateOptions {
+  return {
+    Image: limits.image,
+    Cmd: cmd,
+    User: '1000:1000',
+    WorkingDir: '/tmp',
+    Env: [
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      'HOME=/tmp',
+      'LANG=C.UTF-8',
+      'MPLCONFIGDIR=/tmp',
+    ],
+    Labels: containerLabels({ ttlMs, kind }),
+    NetworkDisabled: true,
+    AttachStdin: openStdin,
+    AttachStdout: openStdin,
+    AttachStderr: openStdin,
+    OpenStdin: openStdin,
+    StdinOnce: openStdin,
+    Tty: false,
+    HostConfig: {
+      Runtime: limits.runtime,
+      NetworkMode: 'none',
+      Memory: limits.memoryBytes,
+      MemorySwap: limits.memoryBytes,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      PidsLimit: limits.pidsLimit,
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': `rw,noexec,nosuid,nodev,size=${limits.tmpfsMiB}m` },
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      LogConfig: { Type: 'none', Config: {} },
+      AutoRemove: false,
+    },
+  };
+}

@@ -1,0 +1,17 @@
+// ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does not.
+export type {
+  Sandbox,
+  SandboxExecuteOptions,
+  SandboxOutputChunk,
+  SandboxResult,
+  SandboxStatus,
+} from './types.ts';
+export { DockerSandbox, type DockerSandboxOptions } from './docker-sandbox.ts';
+export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
+export { SANDBOX_LABEL } from './labels.ts';
+export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
+export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
+export { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+export { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
+export { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-error.ts';
+export { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';

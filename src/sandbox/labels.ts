@@ -1,0 +1,29 @@
+import { hostname } from 'node:os';
+
+/** Every sandbox container carries this label; `docker ps -a --filter label=ai-toolbelt.sandbox` finds them. */
+export const SANDBOX_LABEL = 'ai-toolbelt.sandbox';
+/** Host name of the process that made the container. */
+export const HOST_LABEL = 'ai-toolbelt.sandbox.host';
+/** PID of the process that made the container. */
+export const PID_LABEL = 'ai-toolbelt.sandbox.pid';
+/** Epoch ms after which the TTL wrapper has killed the container. */
+export const EXPIRES_LABEL = 'ai-toolbelt.sandbox.expires';
+/** `execute` or `session`. */
+export const KIND_LABEL = 'ai-toolbelt.sandbox.kind';
+
+/** The labels for a container made by this process that lives at most `ttlMs`. */
+export function containerLabels({
+  ttlMs,
+  kind,
+}: {
+  ttlMs: number;
+  kind: 'execute' | 'session';
+}): Record<string, string> {
+  return {
+    [SANDBOX_LABEL]: '1',
+    [HOST_LABEL]: hostname(),
+    [PID_LABEL]: String(process.pid),
+    [EXPIRES_LABEL]: String(Date.now() + ttlMs),
+    [KIND_LABEL]: kind,
+  };
+}

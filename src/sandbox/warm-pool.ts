@@ -1,0 +1,172 @@
+import type { CleanupTracker } from './cleanup-tracker.ts';
+import type { SandboxContainer } from './sandbox-container.ts';
+
+type Waiter = {
+  resolve: (container: SandboxContainer) => void;
+  reject: (error: unknown) => void;
+};
+
+/**
+ * Keeps `size` one-use containers started and waiting for code, and hands them out in
+ * FIFO order. Starts run in the background with at most `maxConcurrentStarts` at once;
+ * a caller that finds the pool empty waits for the next start (which is queued for it).
+ * Idle containers older than `maxAgeMs`, or that died, are replaced. `close()` removes
+ * idle containers and waits for in-flight starts, removing what they produce.
+ */
+export class WarmPool {
+  private readonly idle: SandboxContainer[] = [];
+  private readonly waiters: Waiter[] = [];
+  private starting = 0;
+  private closed = false;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly ageTimer: NodeJS.Timeout;
+  private readonly startsDone = new Set<Promise<void>>();
+  private readonly size: number;
+  private readonly maxConcurrentStarts: number;
+  private readonly maxAgeMs: number;
+  private readonly start: () => Promise<SandboxContainer>;
+  private readonly cleanup: CleanupTracker;
+
+  constructor({
+    size,
+    maxConcurrentStarts,
+    maxAgeMs,
+    start,
+    cleanup,
+  }: {
+    /** Idle containers to keep ready (0 makes every run cold). */
+    size: number;
+    /** Container starts in flight at once. */
+    maxConcurrentStarts: number;
+    /** Idle containers older than this are replaced. */
+    maxAgeMs: number;
+    /** Starts one container. */
+    start: () => Promise<SandboxContainer>;
+    /** Removes discarded containers. */
+    cleanup: CleanupTracker;
+  }) {
+    this.size = size;
+    this.maxConcurrentStarts = maxConcurrentStarts;
+    this.maxAgeMs = maxAgeMs;
+    this.start = start;
+    this.cleanup = cleanup;
+    this.ageTimer = setInterval(
+      () => this.recycle(),
+      Math.max(1_000, Math.min(maxAgeMs / 4, 30_000)),
+    );
+    this.ageTimer.unref();
+  }
+
+  /** Starts filling the pool. */
+  fill(): void {
+    this.pump();
+  }
+
+  /** Hands out a started container; waits for one if none is idle. */
+  acquire(abortSignal?: AbortSignal): Promise<SandboxContainer> {
+    this.recycle();
+    const ready = this.idle.shift();
+    if (ready !== undefined) {
+      this.pump();
+      return Promise.resolve(ready);
+    }
+    return new Promise<SandboxContainer>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: container => {
+          abortSignal?.removeEventListener('abort', onAbort);
+          resolve(container);
+        },
+        reject: error => {
+          abortSignal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      const onAbort = () => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(abortSignal?.reason);
+      };
+      abortSignal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** Starts containers until idle + starting covers the pool size and the waiters. */
+  private pump(): void {
+    if (this.closed) return;
+    // While backing off after failures, start only for callers who are waiting.
+    const target = (this.retryTimer === undefined ? this.size : 0) + this.waiters.length;
+    while (this.starting < this.maxConcurrentStarts && this.idle.length + this.starting < target) {
+      this.starting++;
+      const done = this.start().then(
+        container => this.onStarted(container),
+        (error: unknown) => this.onFailed(error),
+      );
+      this.startsDone.add(done);
+      void done.finally(() => this.startsDone.delete(done));
+    }
+  }
+
+  private onStarted(container: SandboxContainer): void {
+    this.starting--;
+    this.failures = 0;
+    if (this.closed) {
+      container.discard(this.cleanup);
+      return;
+    }
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) waiter.resolve(container);
+    else this.idle.push(container);
+    this.pump();
+  }
+
+  private onFailed(error: unknown): void {
+    this.starting--;
+    if (this.closed) return;
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) {
+      // Someone is waiting: they get the error (it is an infrastructure failure).
+      waiter.reject(error);
+      this.pump();
+      return;
+    }
+    // Background refill failed with nobody waiting: back off instead of spinning.
+    this.failures++;
+    const delayMs = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, delayMs);
+    this.retryTimer.unref();
+  }
+
+  /** Replaces idle containers that died or grew too old. */
+  private recycle(): void {
+    const now = Date.now();
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      const container = this.idle[i]!;
+      if (!container.alive || now - container.startedAt > this.maxAgeMs) {
+        this.idle.splice(i, 1);
+        container.discard(this.cleanup);
+      }
+    }
+    this.pump();
+  }
+
+  /** Number of idle, started containers. */
+  get idleCount(): number {
+    return this.idle.length;
+  }
+
+  /** Stops refilling, removes idle containers, fails waiters, and waits for starts in flight. */
+  async close(reason: unknown): Promise<void> {
+    this.closed = true;
+    clearInterval(this.ageTimer);
+    clearTimeout(this.retryTimer);
+    for (const container of this.idle.splice(0)) container.discard(this.cleanup);
+    for (const waiter of this.waiters.splice(0)) waiter.reject(reason);
+    while (this.startsDone.size > 0) await Promise.all([...this.startsDone]);
+  }
+}

@@ -9,8 +9,8 @@ import type { QueryMode } from './retrieval/types.ts';
 
 const USAGE = `Usage:
   ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder lexical|openai:MODEL]
-                     [--mode single|multi] [--cache FILE] [--json]
-  ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode single|multi] "query"
+                     [--mode multi|single] [--cache FILE] [--json]
+  ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode multi|single] "query"
 
 Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
 queries are {"id","query","gold":[tool names]} per line.`;
@@ -36,7 +36,7 @@ function parseKs(value: string | undefined, fallback: number[]): number[] {
 }
 
 function parseMode(value: string | undefined): QueryMode {
-  if (value === undefined || value === 'single' || value === 'multi') return value ?? 'single';
+  if (value === undefined || value === 'single' || value === 'multi') return value ?? 'multi';
   throw new UsageError({ message: `--mode expects "single" or "multi", got "${value}"` });
 }
 

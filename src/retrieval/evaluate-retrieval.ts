@@ -39,7 +39,7 @@ export async function evaluateRetrieval({
   index,
   queries,
   ks = [1, 5, 10],
-  mode = 'single',
+  mode = 'multi',
   abortSignal,
 }: EvaluateRetrievalOptions): Promise<RetrievalReport> {
   if (ks.length === 0 || !ks.every(k => Number.isInteger(k) && k > 0)) {

@@ -186,7 +186,7 @@ export class ToolIndex {
    */
   async search(
     query: string,
-    { topK = 5, filter, mode = 'single', abortSignal }: SearchOptions = {},
+    { topK = 5, filter, mode = 'multi', abortSignal }: SearchOptions = {},
   ): Promise<ScoredTool[]> {
     if (typeof query !== 'string') {
       throw new InvalidArgumentError({

@@ -34,9 +34,10 @@ export type UpsertResult = {
 };
 
 /**
- * How a query is matched: `single` treats the query as one need; `multi`
- * also covers each need of a multi-step request ("find the trend, chart it,
- * save a PDF") so every needed tool can reach the top-k.
+ * How a query is matched: `multi` (the default) also covers each need of a
+ * multi-step request ("find the trend, chart it, save a PDF") so every needed
+ * tool can reach the top-k, and ranks a single-need request exactly like
+ * `single`; `single` always ranks the whole query as one need.
  */
 export type QueryMode = 'single' | 'multi';
 

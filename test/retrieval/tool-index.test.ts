@@ -207,9 +207,9 @@ describe('multi-need search', () => {
   it('gives every need of a request a seat in the top-k', async () => {
     const index = createToolIndex();
     await index.upsert(crowded);
-    const single = await index.search(request, { topK: 2 });
+    const single = await index.search(request, { topK: 2, mode: 'single' });
     expect(single.map(h => h.name)).toEqual(['github_create_issue', 'github_add_comment']);
-    const multi = await index.search(request, { topK: 2, mode: 'multi' });
+    const multi = await index.search(request, { topK: 2 }); // multi is the default
     expect(multi.map(h => h.name)).toEqual(['github_create_issue', 'slack_post_message']);
   });
 
@@ -221,7 +221,7 @@ describe('multi-need search', () => {
       'Post a message to the Slack channel',
     ]) {
       expect(await index.search(query, { topK: 3, mode: 'multi' })).toEqual(
-        await index.search(query, { topK: 3 }),
+        await index.search(query, { topK: 3, mode: 'single' }),
       );
     }
   });

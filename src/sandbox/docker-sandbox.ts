@@ -1,9 +1,15 @@
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
 import { checkEngine } from './check-engine.ts';
+import {
+  resolveDockerSandboxOptions,
+  type DockerSandboxOptions,
+  type ResolvedDockerSandboxOptions,
+} from './docker-sandbox-options.ts';
+import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 import { CleanupTracker } from './cleanup-tracker.ts';
 import type { ContainerLimits } from './container-spec.ts';
 import { runInContainer } from './run-in-container.ts';
@@ -12,48 +18,6 @@ import { Semaphore } from './semaphore.ts';
 import { sweepStaleContainers } from './sweep.ts';
 import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
 import { WarmPool } from './warm-pool.ts';
-
-/** Options of `DockerSandbox`. Every one has a safe default. */
-export type DockerSandboxOptions = {
-  /** Docker client; default: from DOCKER_HOST or the local socket. */
-  docker?: Docker;
-  /** Image with python3 and coreutils' `timeout`; made by scripts/setup-sandbox.sh. */
-  image?: string;
-  /** Docker runtime; gVisor's `runsc` unless you opt in below. */
-  runtime?: string;
-  /** Allow running WITHOUT gVisor (plain runc) when runsc is missing. Development only. */
-  unsafeAllowRuncRuntime?: boolean;
-  /** Memory limit per container, bytes (no swap). */
-  memoryBytes?: number;
-  /** CPU limit per container, cores. */
-  cpus?: number;
-  /** pids limit per container; gVisor's own threads count too, so keep it >= 64. */
-  pidsLimit?: number;
-  /** Size of the writable /tmp, MiB. */
-  tmpfsMiB?: number;
-  /** Wall-clock limit when `execute` gets none. */
-  defaultTimeoutMs?: number;
-  /** Largest `timeoutMs` accepted (it also bounds every container's TTL). */
-  maxTimeoutMs?: number;
-  /** Largest code accepted, UTF-8 bytes. */
-  maxCodeBytes?: number;
-  /** Output cap per stream, bytes; over it the run is killed (`output-limit`). */
-  maxOutputBytes?: number;
-  /** Deadline of each Docker API call (create, start, kill, remove...). */
-  dockerTimeoutMs?: number;
-  /** Containers kept started and waiting for code; 0 makes every run cold. */
-  warmPoolSize?: number;
-  /** Idle warm containers older than this are replaced. */
-  warmMaxAgeMs?: number;
-  /** Container starts in flight at once (each start costs ~250 ms of CPU under gVisor). */
-  maxConcurrentStarts?: number;
-  /** Runs at once; further calls queue. */
-  maxConcurrentExecutions?: number;
-  /** Remove containers left by crashed processes when the sandbox starts. */
-  sweepOnStart?: boolean;
-  /** Told about each container that could not be removed (default: a process warning). */
-  onCleanupError?: (error: SandboxCleanupError) => void;
-};
 
 /**
  * Runs Python in one-use Docker containers under gVisor, hardened as the seed asks (no
@@ -71,65 +35,21 @@ export type DockerSandboxOptions = {
  */
 export class DockerSandbox implements Sandbox {
   private readonly docker: Docker;
-  private readonly options: Required<
-    Omit<DockerSandboxOptions, 'docker' | 'onCleanupError' | 'runtime'>
-  > & {
-    runtime: string;
-  };
+  private readonly options: ResolvedDockerSandboxOptions;
   private readonly cleanup: CleanupTracker;
   private readonly slots: Semaphore;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private pool: WarmPool | undefined;
+  private limits: ContainerLimits | undefined;
+  private readonly sessions = new Set<DockerSandboxSession>();
   private readyPromise: Promise<void> | undefined;
   private runtimeInUse: string | undefined;
   private closed = false;
 
-  constructor({
-    docker = new Docker(),
-    image = 'ai-toolbelt/python:3.11',
-    runtime = 'runsc',
-    unsafeAllowRuncRuntime = false,
-    memoryBytes = 256 * 1024 * 1024,
-    cpus = 1,
-    pidsLimit = 128,
-    tmpfsMiB = 32,
-    defaultTimeoutMs = 10_000,
-    maxTimeoutMs = 300_000,
-    maxCodeBytes = 1_000_000,
-    maxOutputBytes = 1024 * 1024,
-    dockerTimeoutMs = 15_000,
-    warmPoolSize = 2,
-    warmMaxAgeMs = 300_000,
-    maxConcurrentStarts = 2,
-    maxConcurrentExecutions = 4,
-    sweepOnStart = true,
-    onCleanupError,
-  }: DockerSandboxOptions = {}) {
-    for (const [argument, value, min] of [
-      ['memoryBytes', memoryBytes, 16 * 1024 * 1024],
-      ['cpus', cpus, 0.01],
-      ['pidsLimit', pidsLimit, 64],
-      ['tmpfsMiB', tmpfsMiB, 1],
-      ['defaultTimeoutMs', defaultTimeoutMs, 1],
-      ['maxTimeoutMs', maxTimeoutMs, 1],
-      ['maxCodeBytes', maxCodeBytes, 1],
-      ['maxOutputBytes', maxOutputBytes, 1],
-      ['dockerTimeoutMs', dockerTimeoutMs, 1],
-      ['warmPoolSize', warmPoolSize, 0],
-      ['warmMaxAgeMs', warmMaxAgeMs, 1_000],
-      ['maxConcurrentStarts', maxConcurrentStarts, 1],
-      ['maxConcurrentExecutions', maxConcurrentExecutions, 1],
-    ] as const) {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-        throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
-      }
-    }
+  constructor(options: DockerSandboxOptions = {}) {
+    this.options = resolveDockerSandboxOptions(options);
+    const { docker, dockerTimeoutMs, onCleanupError, maxConcurrentExecutions } = this.options;
     this.docker = docker;
-    this.options = {
-      ...{ image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
-      ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },
-      ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },
-    };
     this.cleanup = new CleanupTracker({ dockerTimeoutMs, onCleanupError });
     this.slots = new Semaphore({ permits: maxConcurrentExecutions });
   }
@@ -156,13 +76,17 @@ export class DockerSandbox implements Sandbox {
    * sweeps stale containers and starts filling the warm pool. Idempotent.
    */
   ready(): Promise<void> {
-    this.readyPromise ??= this.init();
+    // A failed check is not cached: the next call retries (e.g. after Docker was started).
+    this.readyPromise ??= this.init().catch((error: unknown) => {
+      this.readyPromise = undefined;
+      throw error;
+    });
     return this.readyPromise;
   }
 
   private async init(): Promise<void> {
     const { docker, options } = this;
-    const { runtime } = await checkEngine({ docker, ...options });
+    const { runtime } = await checkEngine(options);
     this.runtimeInUse = runtime;
     if (options.sweepOnStart) {
       try {
@@ -174,6 +98,7 @@ export class DockerSandbox implements Sandbox {
     }
     if (this.closed) throw new SandboxClosedError();
     const limits: ContainerLimits = { ...options, runtime };
+    this.limits = limits;
     // A warm container may idle up to warmMaxAgeMs and then run up to maxTimeoutMs.
     const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
     this.pool = new WarmPool({
@@ -275,6 +200,50 @@ export class DockerSandbox implements Sandbox {
   }
 
   /**
+   * Opens an `Experimental_SandboxSession` (for the AI SDK's `experimental_sandbox`) on a
+   * long-lived container with this sandbox's image, runtime and limits. Files persist in
+   * /tmp for the session's life; `close()` it when done (closing the sandbox closes it too).
+   *
+   * @example
+   * ```ts
+   * await using session = await sandbox.createSession();
+   * const { stdout } = await session.run({ command: 'python3 -c "print(2 ** 10)"' });
+   * ```
+   */
+  async createSession({
+    ttlMs = 3_600_000,
+  }: {
+    /** The container kills itself after this long even if the session is never closed. */
+    ttlMs?: number;
+  } = {}): Promise<DockerSandboxSession> {
+    if (this.closed) throw new SandboxClosedError();
+    if (typeof ttlMs !== 'number' || !(ttlMs >= 1_000) || !Number.isFinite(ttlMs)) {
+      throw new InvalidArgumentError({
+        argument: 'ttlMs',
+        value: ttlMs,
+        message: 'must be >= 1000',
+      });
+    }
+    await this.ready();
+    const { dockerTimeoutMs, onCleanupError } = this.options;
+    const session = await DockerSandboxSession.start({
+      docker: this.docker,
+      limits: this.limits!,
+      ttlMs,
+      dockerTimeoutMs,
+      cleanup: new CleanupTracker({ dockerTimeoutMs, onCleanupError }),
+    });
+    this.sessions.add(session);
+    const close = session.close.bind(session);
+    session.close = () => {
+      this.sessions.delete(session);
+      return close();
+    };
+    if (this.closed) await session.close();
+    return session;
+  }
+
+  /**
    * Waits until every used container is removed; rejects with `SandboxCleanupError` if
    * any could not be. Runs return before their container is gone (gVisor teardown takes
    * ~70 ms); this is the point where removal is confirmed.
@@ -296,7 +265,12 @@ export class DockerSandbox implements Sandbox {
     await this.readyPromise?.catch(() => {});
     await this.pool?.close(reason);
     await Promise.allSettled([...this.inFlight.values()]);
+    const sessionClosings = await Promise.allSettled(
+      [...this.sessions].map(session => session.close()),
+    );
     await this.cleanup.settle();
+    const failed = sessionClosings.find(outcome => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -6,11 +6,14 @@ export type {
   SandboxResult,
   SandboxStatus,
 } from './types.ts';
-export { DockerSandbox, type DockerSandboxOptions } from './docker-sandbox.ts';
+export { DockerSandbox } from './docker-sandbox.ts';
+export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
+export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
 export { SANDBOX_LABEL } from './labels.ts';
 export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
+export { SandboxFileError } from '../errors/sandbox-file-error.ts';
 export { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 export { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
 export { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-error.ts';

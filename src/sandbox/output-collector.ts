@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { FrameDemuxer } from './frame-demuxer.ts';
 import type { SandboxOutputChunk } from './types.ts';
 
 type StreamName = 'stdout' | 'stderr';
@@ -21,10 +22,7 @@ class StreamBuffer {
 }
 
 /**
- * Parses Docker's multiplexed attach stream (8-byte frame headers: stream type, 3 zero
- * bytes, big-endian length) incrementally: payloads are forwarded as they arrive, never
- * buffered as whole frames, so memory stays bounded by the caps whatever the code prints.
- * Keeps at most `maxBytes` (+ the marker) per stream; past that it calls `onLimit` once.
+ * Collects a run's output from Docker's multiplexed attach stream. Keeps at most `maxBytes` (+ the marker) per stream; past that it calls `onLimit` once.
  * Detects the bootstrap's done marker at the end of each stream and strips it.
  */
 export class OutputCollector {
@@ -32,9 +30,9 @@ export class OutputCollector {
     stdout: new StreamBuffer('stdout'),
     stderr: new StreamBuffer('stderr'),
   };
-  private header = Buffer.alloc(0);
-  private frameStream: StreamName | null = null;
-  private frameRemaining = 0;
+  private readonly demuxer = new FrameDemuxer({
+    onPayload: (stream, payload) => this.append(this.streams[stream], payload),
+  });
   private limitHit = false;
   private readonly marker: Buffer;
   private readonly markerMax: number;
@@ -71,24 +69,7 @@ export class OutputCollector {
 
   /** Feeds raw bytes from the attach socket. */
   push(data: Buffer): void {
-    let offset = 0;
-    while (offset < data.length && !this.limitHit) {
-      if (this.frameRemaining === 0) {
-        const need = 8 - this.header.length;
-        this.header = Buffer.concat([this.header, data.subarray(offset, offset + need)]);
-        offset += Math.min(need, data.length - offset);
-        if (this.header.length < 8) return;
-        // Type 1 is stdout, 2 stderr; 0 (stdin echo) never occurs without a TTY.
-        this.frameStream = this.header[0] === 2 ? 'stderr' : 'stdout';
-        this.frameRemaining = this.header.readUInt32BE(4);
-        this.header = Buffer.alloc(0);
-        continue;
-      }
-      const take = Math.min(this.frameRemaining, data.length - offset);
-      this.frameRemaining -= take;
-      this.append(this.streams[this.frameStream ?? 'stdout'], data.subarray(offset, offset + take));
-      offset += take;
-    }
+    this.demuxer.push(data);
   }
 
   private append(stream: StreamBuffer, payload: Buffer): void {
@@ -108,6 +89,7 @@ export class OutputCollector {
     }
     if (payload.length > room) {
       this.limitHit = true;
+      this.demuxer.stop();
       this.onLimit();
       return;
     }

@@ -1,0 +1,133 @@
+// Sandbox latency and throughput, under the real Docker engine and gVisor (runsc).
+// - cold: a sandbox without warm pool; each `print(1)` is create + attach + start + run +
+//   remove (the time includes waiting for the removal to be confirmed);
+// - warm: a pool of 2 pre-started containers, measured with the pool refilled between runs
+//   (a pool hit); same run, same machine, so warm/cold is a fair ratio;
+// - sustained: 4 callers in a closed loop through a pool of 4, refilling as they go;
+// - idle memory: cgroup working set of idle warm containers (docker stats);
+// - leaked: labelled containers of this process left after every sandbox is closed.
+// Prints one JSON object. Usage: node bench/sandbox.ts [--runs 30] [--seconds 15]
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+import { DockerSandbox, listSandboxContainers } from '../src/sandbox/index.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '30' },
+    seconds: { type: 'string', default: '15' },
+    image: {
+      type: 'string',
+      default: process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? 'ai-toolbelt/python:3.11',
+    },
+  },
+});
+const runs = Number(values.runs);
+const seconds = Number(values.seconds);
+const image = values.image;
+const docker = new Docker();
+
+const percentile = (xs: number[], p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+};
+const round = (x: number): number => Math.round(x * 10) / 10;
+
+function check(result: { status: string; stdout: string }): void {
+  if (result.status !== 'success' || result.stdout !== '1\n') {
+    throw new Error(`unexpected result: ${JSON.stringify(result)}`);
+  }
+}
+
+async function untilWarm(sandbox: DockerSandbox, size: number): Promise<void> {
+  await sandbox.waitForCleanup();
+  while (sandbox.warmCount < size) await new Promise(resolve => setTimeout(resolve, 20));
+}
+
+async function cold(): Promise<number[]> {
+  await using sandbox = await DockerSandbox.create({ docker, image, warmPoolSize: 0 });
+  check(await sandbox.execute('print(1)')); // first start pays image/page-cache warm-up
+  await sandbox.waitForCleanup();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    check(await sandbox.execute('print(1)'));
+    await sandbox.waitForCleanup();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: string }> {
+  const size = 2;
+  await using sandbox = await DockerSandbox.create({ docker, image, warmPoolSize: size });
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await untilWarm(sandbox, size);
+    const started = performance.now();
+    check(await sandbox.execute('print(1)'));
+    times.push(performance.now() - started);
+  }
+  await untilWarm(sandbox, size);
+  return { times, idleMiB: await idleMemoryMiB(), runtime: sandbox.runtime ?? '?' };
+}
+
+/** Average working set (usage minus page cache) of this process's idle sandbox containers. */
+async function idleMemoryMiB(): Promise<number> {
+  const containers = await listSandboxContainers({ docker, pid: process.pid });
+  const sizes = await Promise.all(
+    containers
+      .filter(info => info.State === 'running')
+      .map(async info => {
+        const stats = await docker.getContainer(info.Id).stats({ stream: false });
+        const cache = (stats.memory_stats.stats as { cache?: number } | undefined)?.cache ?? 0;
+        return (stats.memory_stats.usage - cache) / (1024 * 1024);
+      }),
+  );
+  return sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length);
+}
+
+async function sustained(): Promise<{ perSec: number; count: number }> {
+  await using sandbox = await DockerSandbox.create({
+    docker,
+    image,
+    warmPoolSize: 4,
+    maxConcurrentExecutions: 4,
+  });
+  await untilWarm(sandbox, 4);
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() < deadline) {
+        check(await sandbox.execute('print(1)'));
+        count++;
+      }
+    }),
+  );
+  await sandbox.waitForCleanup();
+  return { perSec: count / ((performance.now() - started) / 1000), count };
+}
+
+const coldTimes = await cold();
+const warmRun = await warm();
+const sustainedRun = await sustained();
+const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
+const coldP50 = percentile(coldTimes, 0.5);
+const warmP50 = percentile(warmRun.times, 0.5);
+console.log(
+  JSON.stringify({
+    bench: 'sandbox',
+    runtime: warmRun.runtime,
+    runs,
+    coldP50Ms: round(coldP50),
+    coldP90Ms: round(percentile(coldTimes, 0.9)),
+    warmP50Ms: round(warmP50),
+    warmP90Ms: round(percentile(warmRun.times, 0.9)),
+    warmOverCold: round((warmP50 / coldP50) * 100) / 100,
+    sustainedPerSec: round(sustainedRun.perSec),
+    sustainedRuns: sustainedRun.count,
+    idleMiB: round(warmRun.idleMiB),
+    leaked,
+  }),
+);

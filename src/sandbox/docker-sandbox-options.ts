@@ -1,0 +1,98 @@
+import Docker from 'dockerode';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+
+/** Options of `DockerSandbox`. Every one has a safe default. */
+export type DockerSandboxOptions = {
+  /** Docker client; default: from DOCKER_HOST or the local socket. */
+  docker?: Docker;
+  /** Image with python3 and coreutils' `timeout`; made by scripts/setup-sandbox.sh. */
+  image?: string;
+  /** Docker runtime; gVisor's `runsc` unless you opt in below. */
+  runtime?: string;
+  /** Allow running WITHOUT gVisor (plain runc) when runsc is missing. Development only. */
+  unsafeAllowRuncRuntime?: boolean;
+  /** Memory limit per container, bytes (no swap). */
+  memoryBytes?: number;
+  /** CPU limit per container, cores. */
+  cpus?: number;
+  /** pids limit per container; gVisor's own threads count too, so keep it >= 64. */
+  pidsLimit?: number;
+  /** Size of the writable /tmp, MiB. */
+  tmpfsMiB?: number;
+  /** Wall-clock limit when `execute` gets none. */
+  defaultTimeoutMs?: number;
+  /** Largest `timeoutMs` accepted (it also bounds every container's TTL). */
+  maxTimeoutMs?: number;
+  /** Largest code accepted, UTF-8 bytes. */
+  maxCodeBytes?: number;
+  /** Output cap per stream, bytes; over it the run is killed (`output-limit`). */
+  maxOutputBytes?: number;
+  /** Deadline of each Docker API call (create, start, kill, remove...). */
+  dockerTimeoutMs?: number;
+  /** Containers kept started and waiting for code; 0 makes every run cold. */
+  warmPoolSize?: number;
+  /** Idle warm containers older than this are replaced. */
+  warmMaxAgeMs?: number;
+  /** Container starts in flight at once (each start costs ~250 ms of CPU under gVisor). */
+  maxConcurrentStarts?: number;
+  /** Runs at once; further calls queue. */
+  maxConcurrentExecutions?: number;
+  /** Remove containers left by crashed processes when the sandbox starts. */
+  sweepOnStart?: boolean;
+  /** Told about each container that could not be removed (default: a process warning). */
+  onCleanupError?: (error: SandboxCleanupError) => void;
+};
+
+/** `DockerSandboxOptions` with every default filled in. */
+export type ResolvedDockerSandboxOptions = Required<Omit<DockerSandboxOptions, 'onCleanupError'>> &
+  Pick<DockerSandboxOptions, 'onCleanupError'>;
+
+/** Fills in defaults and checks ranges (`InvalidArgumentError`). */
+export function resolveDockerSandboxOptions({
+  docker = new Docker(),
+  image = 'ai-toolbelt/python:3.11',
+  runtime = 'runsc',
+  unsafeAllowRuncRuntime = false,
+  memoryBytes = 256 * 1024 * 1024,
+  cpus = 1,
+  pidsLimit = 128,
+  tmpfsMiB = 32,
+  defaultTimeoutMs = 10_000,
+  maxTimeoutMs = 300_000,
+  maxCodeBytes = 1_000_000,
+  maxOutputBytes = 1024 * 1024,
+  dockerTimeoutMs = 15_000,
+  warmPoolSize = 2,
+  warmMaxAgeMs = 300_000,
+  maxConcurrentStarts = 2,
+  maxConcurrentExecutions = 4,
+  sweepOnStart = true,
+  onCleanupError,
+}: DockerSandboxOptions = {}): ResolvedDockerSandboxOptions {
+  for (const [argument, value, min] of [
+    ['memoryBytes', memoryBytes, 16 * 1024 * 1024],
+    ['cpus', cpus, 0.01],
+    ['pidsLimit', pidsLimit, 64],
+    ['tmpfsMiB', tmpfsMiB, 1],
+    ['defaultTimeoutMs', defaultTimeoutMs, 1],
+    ['maxTimeoutMs', maxTimeoutMs, 1],
+    ['maxCodeBytes', maxCodeBytes, 1],
+    ['maxOutputBytes', maxOutputBytes, 1],
+    ['dockerTimeoutMs', dockerTimeoutMs, 1],
+    ['warmPoolSize', warmPoolSize, 0],
+    ['warmMaxAgeMs', warmMaxAgeMs, 1_000],
+    ['maxConcurrentStarts', maxConcurrentStarts, 1],
+    ['maxConcurrentExecutions', maxConcurrentExecutions, 1],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+      throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
+    }
+  }
+  return {
+    ...{ docker, image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
+    ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },
+    ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },
+    onCleanupError,
+  };
+}

@@ -1,0 +1,197 @@
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { dockerCall } from '../docker-call.ts';
+import { FrameDemuxer } from '../frame-demuxer.ts';
+
+/** Runs `command` through `sh -c` after recording the shell's PID, so `kill` can find the tree. */
+const WRAPPER = 'echo $$ > "$0"; exec sh -c "$1"';
+
+/** Kills the process recorded in a PID file and all its descendants (deepest first). */
+const KILL_TREE = `import os, signal, sys
+try:
+    root = int(open(sys.argv[1]).read())
+except (OSError, ValueError):
+    sys.exit(0)
+children = {}
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        try:
+            ppid = int(open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+order, todo = [], [root]
+while todo:
+    pid = todo.pop()
+    order.append(pid)
+    todo.extend(children.get(pid, []))
+for pid in reversed(order):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+`;
+
+/** A process started with `docker exec`: demultiplexed output as web streams, exit code, kill. */
+export type ExecHandle = {
+  stdout: ReadableStream<Uint8Array>;
+  stderr: ReadableStream<Uint8Array>;
+  stdin: WritableStream<Uint8Array> | undefined;
+  wait(): Promise<{ exitCode: number }>;
+  kill(): Promise<void>;
+};
+
+/**
+ * Starts `command` (a shell command line) in a running container with `docker exec`, as
+ * uid 1000. Output streams apply backpressure to the socket. `kill()` kills the command's
+ * whole process tree; `abortSignal` does the same and makes `wait()` reject.
+ *
+ * @example
+ * ```ts
+ * const handle = await startExec({ container, command: 'ls /', workingDirectory: '/tmp', dockerTimeoutMs: 10_000 });
+ * console.log(await handle.wait());
+ * ```
+ */
+export async function startExec({
+  container,
+  command,
+  argv,
+  workingDirectory,
+  env = {},
+  stdin = false,
+  abortSignal,
+  dockerTimeoutMs,
+}: {
+  /** The session's running container. */
+  container: Docker.Container;
+  /** Shell command line (run with `sh -c`); ignored when `argv` is given. */
+  command?: string;
+  /** Exact argv instead of a shell command (internal helpers; not killable by tree). */
+  argv?: string[];
+  /** Absolute working directory. */
+  workingDirectory: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Keep stdin open and expose it as a writable stream. */
+  stdin?: boolean;
+  /** Kills the process and rejects `wait()`. */
+  abortSignal?: AbortSignal;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+}): Promise<ExecHandle> {
+  abortSignal?.throwIfAborted();
+  const pidFile = `/tmp/.ai-toolbelt-pid-${Math.random().toString(36).slice(2)}`;
+  const cmd = argv ?? ['sh', '-c', WRAPPER, pidFile, command ?? ''];
+  const exec = await dockerCall({
+    operation: 'exec create',
+    timeoutMs: dockerTimeoutMs,
+    call: abortSignal_ =>
+      container.exec({
+        Cmd: cmd,
+        AttachStdin: stdin,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        User: '1000:1000',
+        WorkingDir: workingDirectory,
+        Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
+        abortSignal: abortSignal_,
+      }),
+  });
+  const socket = (await dockerCall({
+    operation: 'exec start',
+    timeoutMs: dockerTimeoutMs,
+    call: () => exec.start({ hijack: true, stdin }),
+  })) as Duplex;
+
+  const controllers: Partial<
+    Record<'stdout' | 'stderr', ReadableStreamDefaultController<Uint8Array>>
+  > = {};
+  const makeStream = (name: 'stdout' | 'stderr') =>
+    new ReadableStream<Uint8Array>({
+      start: controller => void (controllers[name] = controller),
+      pull: () => void socket.resume(),
+      cancel: () => void (controllers[name] = undefined),
+    });
+  const stdout = makeStream('stdout');
+  const stderr = makeStream('stderr');
+  const demuxer = new FrameDemuxer({
+    onPayload: (name, payload) => {
+      const controller = controllers[name];
+      if (controller === undefined) return;
+      controller.enqueue(new Uint8Array(payload));
+      if ((controller.desiredSize ?? 1) <= 0) socket.pause();
+    },
+  });
+  const ended = new Promise<void>(resolve => {
+    const finish = () => {
+      for (const controller of Object.values(controllers)) {
+        try {
+          controller?.close();
+        } catch {
+          // Already closed or errored by the consumer.
+        }
+      }
+      resolve();
+    };
+    socket.once('end', finish);
+    socket.once('close', finish);
+    socket.once('error', finish);
+  });
+  socket.on('data', (data: Buffer) => demuxer.push(data));
+  if (!stdin) socket.end();
+
+  let killed: Promise<void> | undefined;
+  const kill = (): Promise<void> => {
+    killed ??= argv
+      ? Promise.resolve(void socket.destroy())
+      : startExec({
+          container,
+          argv: ['python3', '-c', KILL_TREE, pidFile],
+          workingDirectory: '/tmp',
+          dockerTimeoutMs,
+        })
+          .then(killer => killer.wait())
+          .then(() => undefined);
+    return killed;
+  };
+  const onAbort = () => void kill().catch(() => {});
+  abortSignal?.addEventListener('abort', onAbort, { once: true });
+
+  const wait = async (): Promise<{ exitCode: number }> => {
+    await ended;
+    abortSignal?.removeEventListener('abort', onAbort);
+    abortSignal?.throwIfAborted();
+    // The exit code can lag the end of the stream by a moment.
+    for (let attempt = 0; ; attempt++) {
+      const info = await dockerCall({
+        operation: 'exec inspect',
+        timeoutMs: dockerTimeoutMs,
+        call: () => exec.inspect(),
+      });
+      if (!info.Running && info.ExitCode !== null) return { exitCode: info.ExitCode };
+      if (attempt > 100) return { exitCode: -1 };
+      await new Promise(resolve => setTimeout(resolve, 10));
+    }
+  };
+  let waiting: Promise<{ exitCode: number }> | undefined;
+
+  const stdinStream = stdin
+    ? new WritableStream<Uint8Array>({
+        write: chunk =>
+          new Promise<void>((resolve, reject) =>
+            socket.write(chunk, error => (error ? reject(error) : resolve())),
+          ),
+        close: () => void socket.end(),
+        abort: () => void socket.end(),
+      })
+    : undefined;
+
+  return {
+    stdout,
+    stderr,
+    stdin: stdinStream,
+    wait: () => (waiting ??= wait()),
+    kill,
+  };
+}

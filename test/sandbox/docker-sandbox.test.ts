@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DockerSandbox, type SandboxOutputChunk } from '../../src/sandbox/index.ts';
+import {
+  SANDBOX_IMAGE,
+  describeSandbox,
+  docker,
+  expectNoLeakedContainers,
+} from './sandbox-availability.ts';
+
+describeSandbox('DockerSandbox under gVisor: results', () => {
+  let sandbox: DockerSandbox;
+
+  beforeAll(async () => {
+    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 2 });
+    expect(sandbox.runtime).toBe('runsc');
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    await expectNoLeakedContainers();
+  });
+
+  it('runs code and returns stdout', async () => {
+    const result = await sandbox.execute('print(sum(range(10)))\nprint("é", end="")');
+    expect(result).toMatchObject({
+      status: 'success',
+      exitCode: 0,
+      stdout: '45\né',
+      stderr: '',
+      truncated: false,
+    });
+    expect(result.durationMs).toBeGreaterThan(0);
+  });
+
+  it('reports stderr and a non-zero exit as an error result', async () => {
+    const result = await sandbox.execute(
+      'import sys\nprint("partial")\nprint("bad input", file=sys.stderr)\nsys.exit(3)',
+    );
+    expect(result).toMatchObject({
+      status: 'error',
+      exitCode: 3,
+      stdout: 'partial\n',
+      stderr: 'bad input\n',
+    });
+  });
+
+  it('reports a traceback with the code line for an exception', async () => {
+    const result = await sandbox.execute('def f():\n    return 1 / 0\nf()');
+    expect(result.status).toBe('error');
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('File "<sandbox>", line 2, in f');
+    expect(result.stderr).toContain('return 1 / 0');
+    expect(result.stderr).toMatch(/ZeroDivisionError: division by zero\n$/);
+    expect(result.stderr).not.toContain('exec(');
+  });
+
+  it('reports a syntax error', async () => {
+    const result = await sandbox.execute('print("unclosed"');
+    expect(result.status).toBe('error');
+    expect(result.stderr).toContain('SyntaxError');
+    expect(result.stderr).toContain('line 1');
+  });
+
+  it('classifies an exit without the done marker from the real exit code', async () => {
+    const result = await sandbox.execute('import os\nprint("bye", flush=True)\nos._exit(4)');
+    expect(result).toMatchObject({ status: 'error', exitCode: 4, stdout: 'bye\n' });
+  });
+
+  it('gives the code an empty stdin and runs it in /tmp as uid 1000 without capabilities', async () => {
+    const result = await sandbox.execute(
+      'import os, sys\nprint(repr(sys.stdin.read()), os.getuid(), os.getgid(), os.getcwd())\n' +
+        'print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])',
+    );
+    expect(result.stdout).toBe("'' 1000 1000 /tmp\n0000000000000000\n");
+  });
+
+  it('streams output through onOutput while the code runs', async () => {
+    const chunks: SandboxOutputChunk[] = [];
+    const result = await sandbox.execute(
+      'import sys\nprint("one")\nprint("two", file=sys.stderr)\nprint("three")',
+      { onOutput: chunk => chunks.push(chunk) },
+    );
+    const text = (stream: string) =>
+      chunks
+        .filter(c => c.stream === stream)
+        .map(c => c.text)
+        .join('');
+    expect(text('stdout')).toBe('one\nthree\n');
+    expect(text('stderr')).toBe('two\n');
+    expect(result.stdout).toBe('one\nthree\n');
+    // The done marker is never shown to the caller.
+    expect(chunks.some(c => c.text.includes('\0'))).toBe(false);
+  });
+
+  it('does not lose large output to runsc short writes', async () => {
+    const result = await sandbox.execute(
+      'import sys\nsys.stdout.write("y" * 300_000)\nprint()\nprint("end")',
+    );
+    expect(result.status).toBe('success');
+    expect(result.stdout).toBe(`${'y'.repeat(300_000)}\nend\n`);
+  });
+
+  it('kills `while True: pass` at the timeout and keeps the output printed before it', async () => {
+    // Docker names the container's host after its ID, which lets the test find it afterwards.
+    const result = await sandbox.execute(
+      'import socket\nprint(socket.gethostname(), flush=True)\nwhile True:\n    pass',
+      { timeoutMs: 1_500 },
+    );
+    expect(result).toMatchObject({ status: 'timeout', exitCode: null, truncated: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(1_500);
+    const containerId = result.stdout.trim();
+    expect(containerId).toMatch(/^[0-9a-f]{12}$/);
+    // Already dead when the result arrives (Docker's wait timeout alone would leave it spinning).
+    const running = await docker
+      .getContainer(containerId)
+      .inspect()
+      .then(
+        info => info.State.Running,
+        (error: { statusCode?: number }) =>
+          error.statusCode === 404 ? false : Promise.reject(error),
+      );
+    expect(running).toBe(false);
+    // And removed afterwards.
+    await sandbox.waitForCleanup();
+    await expect(docker.getContainer(containerId).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+
+  it('rejects with the abort reason and kills the run when aborted', async () => {
+    const controller = new AbortController();
+    const running = sandbox.execute('import time\nprint("go", flush=True)\ntime.sleep(60)', {
+      abortSignal: controller.signal,
+      onOutput: () => controller.abort(new Error('user stopped it')),
+    });
+    await expect(running).rejects.toThrow('user stopped it');
+  });
+});

@@ -1,0 +1,146 @@
+import { generateText, stepCountIs, tool } from 'ai';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  DockerSandbox,
+  SandboxClosedError,
+  SandboxFileError,
+  type DockerSandboxSession,
+} from '../../src/sandbox/index.ts';
+import { scriptedModel } from '../helpers/scripted-model.ts';
+import {
+  SANDBOX_IMAGE,
+  describeSandbox,
+  docker,
+  expectNoLeakedContainers,
+} from './sandbox-availability.ts';
+
+/** The rejection of `promise` (or undefined if it resolves). */
+async function failure(promise: PromiseLike<unknown>): Promise<Error | undefined> {
+  return Promise.resolve(promise).then(
+    () => undefined,
+    (error: Error) => error,
+  );
+}
+
+async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', () => {
+  let sandbox: DockerSandbox;
+  let session: DockerSandboxSession;
+
+  beforeAll(async () => {
+    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 0 });
+    session = await sandbox.createSession();
+  });
+
+  afterAll(async () => {
+    await sandbox?.close(); // closes the session too
+    await expectNoLeakedContainers();
+  });
+
+  it('describes the environment for the agent', () => {
+    expect(session.description).toContain('No network');
+    expect(session.description).toContain('/tmp');
+  });
+
+  it('runs shell commands with exit code, stdout, stderr, env and working directory', async () => {
+    const result = await session.run({
+      command: 'echo "$GREETING from $(pwd) as $(id -u)"; echo oops >&2; exit 3',
+      env: { GREETING: 'hello' },
+    });
+    expect(result).toEqual({ exitCode: 3, stdout: 'hello from /tmp as 1000\n', stderr: 'oops\n' });
+  });
+
+  it('keeps files for the session, relative to /tmp, and reads line ranges', async () => {
+    await session.writeTextFile({ path: 'notes/a.txt', content: 'one\ntwo\nthree\n' });
+    expect(await session.readTextFile({ path: '/tmp/notes/a.txt' })).toBe('one\ntwo\nthree\n');
+    expect(await session.readTextFile({ path: 'notes/a.txt', startLine: 2, endLine: 2 })).toBe(
+      'two\n',
+    );
+    expect(await session.stat({ path: 'notes/a.txt' })).toEqual({ type: 'file', size: 14 });
+    expect(await session.stat({ path: 'notes' })).toMatchObject({ type: 'directory' });
+    expect(await session.listDirectory({ path: 'notes' })).toEqual([
+      { name: 'a.txt', type: 'file' },
+    ]);
+    const run = await session.run({
+      command: 'python3 -c "print(open(\'a.txt\').read().split()[-1])"',
+      workingDirectory: 'notes',
+    });
+    expect(run).toMatchObject({ exitCode: 0, stdout: 'three\n' });
+    expect(await session.deleteFile({ path: 'notes/a.txt' })).toBe(true);
+    expect(await session.deleteFile({ path: 'notes/a.txt' })).toBe(false);
+    expect(await session.readTextFile({ path: 'notes/a.txt' })).toBeNull();
+    expect(await session.stat({ path: 'missing' })).toBeNull();
+    expect(await session.listDirectory({ path: 'missing' })).toBeNull();
+  });
+
+  it('round-trips binary files and streams', async () => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    await session.writeBinaryFile({ path: 'bin/all.bytes', content: bytes });
+    expect(await session.readBinaryFile({ path: 'bin/all.bytes' })).toEqual(bytes);
+    await session.writeFile({ path: 'bin/streamed', content: new Blob(['ab', 'cd']).stream() });
+    const stream = await session.readFile({ path: 'bin/streamed' });
+    expect(await text(stream!)).toBe('abcd');
+  });
+
+  it('rejects writes outside /tmp and reading a directory as a file', async () => {
+    const outside = await failure(session.writeTextFile({ path: '/etc/evil', content: 'x' }));
+    expect(SandboxFileError.isInstance(outside)).toBe(true);
+    expect(outside!.message).toContain('Permission denied');
+    const directory = await failure(session.readTextFile({ path: '/tmp' }));
+    expect(SandboxFileError.isInstance(directory)).toBe(true);
+    expect(directory!.message).toContain('is a directory');
+  });
+
+  it('spawns a process with stdin', async () => {
+    const child = await session.spawn({ command: 'tr a-z A-Z', stdin: true });
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode('shout\n'));
+    await writer.close();
+    expect(await text(child.stdout)).toBe('SHOUT\n');
+    expect(await child.wait()).toEqual({ exitCode: 0 });
+  });
+
+  it('kills a spawned process tree', async () => {
+    const child = await session.spawn({ command: 'sleep 300 & sleep 301; echo never' });
+    const output = text(child.stdout);
+    await child.kill();
+    const { exitCode } = await child.wait();
+    expect(exitCode).not.toBe(0);
+    expect(await output).toBe('');
+    const left = await session.run({ command: 'ls /proc | grep -c "^[0-9]"' });
+    // Only the container's init (timeout + sleep) and this shell pipeline remain.
+    expect(Number(left.stdout)).toBeLessThanOrEqual(5);
+  });
+
+  it('works as experimental_sandbox for AI SDK tools', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'shell', input: { command: 'python3 -c "print(6 * 7)"' } }] },
+      { text: 'done' },
+    ]);
+    const result = await generateText({
+      model,
+      prompt: 'compute',
+      experimental_sandbox: session,
+      stopWhen: stepCountIs(3),
+      tools: {
+        shell: tool({
+          inputSchema: z.object({ command: z.string() }),
+          execute: async ({ command }, { experimental_sandbox }) =>
+            (await experimental_sandbox!.run({ command })).stdout,
+        }),
+      },
+    });
+    const toolResult = result.steps[0]!.content.find(part => part.type === 'tool-result');
+    expect(toolResult).toMatchObject({ output: '42\n' });
+  });
+
+  it('refuses use after close', async () => {
+    const local = await sandbox.createSession();
+    await local.close();
+    await expect(local.stat({ path: 'x' })).rejects.toSatisfy(SandboxClosedError.isInstance);
+  });
+});

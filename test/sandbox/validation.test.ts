@@ -1,0 +1,91 @@
+import Docker from 'dockerode';
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import {
+  CodeTooLargeError,
+  DockerSandbox,
+  SandboxClosedError,
+  SandboxRuntimeMissingError,
+  SandboxUnavailableError,
+} from '../../src/sandbox/index.ts';
+import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
+
+// Argument checks happen before Docker is touched: these run on any machine.
+describe('DockerSandbox input validation', () => {
+  const unreachable = new Docker({ socketPath: '/nonexistent/docker.sock' });
+
+  it('rejects code that is not a string', async () => {
+    const sandbox = new DockerSandbox({ docker: unreachable });
+    const error = await sandbox.execute(42 as unknown as string).catch(e => e);
+    expect(InvalidArgumentError.isInstance(error)).toBe(true);
+    expect(error.argument).toBe('code');
+  });
+
+  it('rejects code over maxCodeBytes, counting UTF-8 bytes', async () => {
+    const sandbox = new DockerSandbox({ docker: unreachable, maxCodeBytes: 10 });
+    const error = await sandbox.execute('print("ééééé")').catch(e => e);
+    expect(CodeTooLargeError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ bytes: 19, maxBytes: 10 });
+  });
+
+  it.each([0, -5, Number.NaN, Infinity, '100'])('rejects timeoutMs %s', async timeoutMs => {
+    const sandbox = new DockerSandbox({ docker: unreachable });
+    const error = await sandbox
+      .execute('print(1)', { timeoutMs: timeoutMs as number })
+      .catch(e => e);
+    expect(InvalidArgumentError.isInstance(error)).toBe(true);
+    expect(error.argument).toBe('timeoutMs');
+  });
+
+  it('rejects out-of-range options at construction', () => {
+    expect(() => new DockerSandbox({ pidsLimit: 32 })).toThrow(/pidsLimit/);
+    expect(() => new DockerSandbox({ warmPoolSize: -1 })).toThrow(/warmPoolSize/);
+  });
+
+  it('rejects runs after close()', async () => {
+    const sandbox = new DockerSandbox({ docker: unreachable });
+    await sandbox.close();
+    await expect(sandbox.execute('print(1)')).rejects.toSatisfy(SandboxClosedError.isInstance);
+  });
+
+  it('says how to start Docker when the engine is unreachable', async () => {
+    const error = await DockerSandbox.create({ docker: unreachable }).catch(e => e);
+    expect(SandboxUnavailableError.isInstance(error)).toBe(true);
+    expect(error.reason).toBe('docker-unreachable');
+    expect(error.message).toContain('setup-sandbox.sh');
+  });
+});
+
+describeSandbox('DockerSandbox engine checks', () => {
+  it('refuses a missing runtime with install instructions, never falling back to runc', async () => {
+    const error = await DockerSandbox.create({ docker, runtime: 'no-such-runtime' }).catch(e => e);
+    expect(SandboxRuntimeMissingError.isInstance(error)).toBe(true);
+    expect(error.available).toContain('runsc');
+    expect(error.message).toContain('apt-get install runsc');
+    expect(error.message).toContain('unsafeAllowRuncRuntime');
+  });
+
+  it('refuses runc unless the unsafe opt-in is set', async () => {
+    const error = await DockerSandbox.create({ docker, runtime: 'runc' }).catch(e => e);
+    expect(SandboxRuntimeMissingError.isInstance(error)).toBe(true);
+  });
+
+  it('says how to build the image when it is missing', async () => {
+    const error = await DockerSandbox.create({ docker, image: 'ai-toolbelt/absent:0' }).catch(
+      e => e,
+    );
+    expect(SandboxUnavailableError.isInstance(error)).toBe(true);
+    expect(error.reason).toBe('image-missing');
+    expect(error.message).toContain('setup-sandbox.sh');
+  });
+
+  it('uses gVisor when present even with the runc opt-in', async () => {
+    await using sandbox = await DockerSandbox.create({
+      docker,
+      image: SANDBOX_IMAGE,
+      warmPoolSize: 0,
+      unsafeAllowRuncRuntime: true,
+    });
+    expect(sandbox.runtime).toBe('runsc');
+  });
+});

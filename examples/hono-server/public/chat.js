@@ -1,0 +1,196 @@
+// The chat page: sends the conversation to POST /api/chat and renders the
+// streamed answer: which tools each model call was offered, tool calls, every
+// python attempt (the server's `data-repair` parts) and the text.
+import { MessageBuilder, readChatResponse } from './ui-stream.js';
+
+const $ = selector => document.querySelector(selector);
+// Everything shown: { message, error }. The server keeps no state, so each turn
+// sends back the whole conversation, less answers that failed.
+const transcript = [];
+let pending = false;
+
+/** Creates an element with a class and text. */
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function short(value, max = 400) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function renderSelection({ step, selected, dropped, ms }) {
+  const row = el('div', 'tool-selection');
+  row.dataset.step = String(step);
+  row.append(`Step ${step}: tools offered to the model: `);
+  for (const tool of selected) {
+    const chip = el('span', `chip ${tool.reason}`, tool.name);
+    chip.title =
+      tool.reason === 'top-k' && tool.score !== undefined
+        ? `retrieval score ${tool.score.toFixed(2)}`
+        : tool.reason;
+    row.append(chip);
+  }
+  row.append(` (${dropped} left out, ${ms.toFixed(1)} ms)`);
+  return row;
+}
+
+function renderRepair({ state, attempt, error, next, stdout, status }) {
+  const row = el('div', 'repair');
+  row.dataset.state = state;
+  const label = {
+    running: `Python attempt ${attempt}: running…`,
+    failed: `Python attempt ${attempt} failed (${status})${next === 'repair' ? ' — repairing' : ' — giving up'}`,
+    repairing: `Python attempt ${attempt}: writing a fix…`,
+    success: `Python attempt ${attempt} succeeded`,
+  }[state];
+  row.append(el('strong', '', label));
+  if (state === 'failed') row.append(el('pre', 'attempt-error', error));
+  if (state === 'success') row.append(el('pre', 'attempt-output', stdout || '(no output)'));
+  return row;
+}
+
+// MCP results arrive as { content: [{ type: 'text', text }] }; show their text.
+function outputText(output) {
+  return Array.isArray(output?.content)
+    ? short(output.content.map(item => item.text ?? `[${item.type}]`).join('\n'))
+    : short(output);
+}
+
+function renderTool(part, repairs) {
+  const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice(5);
+  if (name === 'python') {
+    // The code, then each attempt of this call (the server's data-repair parts).
+    const box = el('div', 'python');
+    const code = el('details', 'tool');
+    code.append(el('summary', '', 'Python code'), el('pre', '', part.input?.code ?? ''));
+    box.append(code, ...repairs.map(renderRepair));
+    if (repairs.length === 0 && part.state === 'output-error')
+      box.append(el('pre', 'error', part.errorText));
+    return box;
+  }
+  const box = el('details', 'tool');
+  box.dataset.tool = name;
+  const summary = el('summary', '', `Tool ${name} `);
+  if (part.input !== undefined) summary.append(el('code', '', short(part.input, 120)));
+  box.append(summary);
+  if (part.state === 'output-available') box.append(el('pre', '', outputText(part.output)));
+  if (part.state === 'output-error') box.append(el('pre', 'error', part.errorText));
+  box.open = part.state !== 'input-streaming';
+  return box;
+}
+
+function renderMessage(message, error) {
+  const box = el('article', `message ${message.role}`);
+  const repairs = new Map(); // toolCallId -> attempts, shown with their python call
+  for (const part of message.parts) {
+    if (part.type !== 'data-repair') continue;
+    repairs.set(part.data.toolCallId, [...(repairs.get(part.data.toolCallId) ?? []), part.data]);
+  }
+  const calls = new Set(message.parts.map(part => part.toolCallId).filter(Boolean));
+  let lastSelection = '';
+  for (const part of message.parts) {
+    if (part.type === 'text' && part.text) box.append(el('div', 'text', part.text));
+    else if (part.type === 'data-tool-selection') {
+      // Later steps usually get the same tools; show a step only when its selection changed.
+      const names = part.data.selected.map(tool => tool.name).join(',');
+      if (names !== lastSelection) box.append(renderSelection(part.data));
+      lastSelection = names;
+    } else if (part.type === 'data-repair') {
+      if (!calls.has(part.data.toolCallId)) box.append(renderRepair(part.data));
+    } else if (part.type === 'dynamic-tool' || part.type.startsWith('tool-'))
+      box.append(renderTool(part, repairs.get(part.toolCallId) ?? []));
+  }
+  if (error) box.append(el('div', 'error', error));
+  return box;
+}
+
+function render() {
+  const list = $('#messages');
+  list.replaceChildren(...transcript.map(entry => renderMessage(entry.message, entry.error)));
+  list.lastElementChild?.scrollIntoView({ block: 'end' });
+}
+
+async function send(text) {
+  transcript.push({
+    message: { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text }] },
+  });
+  const messages = transcript.filter(entry => !entry.error).map(entry => entry.message);
+  const builder = new MessageBuilder();
+  const answer = { message: builder.message };
+  transcript.push(answer);
+  pending = true;
+  $('#send').disabled = true;
+  render();
+  try {
+    const response = await fetch('/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages }),
+    });
+    await readChatResponse(response, render, builder);
+  } catch (error) {
+    builder.error = error.message;
+  }
+  answer.message = builder.message;
+  answer.error = builder.error;
+  pending = false;
+  $('#send').disabled = false;
+  render();
+  // For tests and scripts: the answer is complete.
+  document.body.dataset.idle = 'true';
+}
+
+async function showStatus() {
+  const status = $('#status');
+  try {
+    const health = await (await fetch('/healthz')).json();
+    const servers = health.mcp
+      .map(server => `${server.name} (${server.state}, ${server.tools} tools)`)
+      .join(', ');
+    status.textContent = `Model: ${health.model.description}. MCP servers: ${servers || 'none'}. Top-${health.topK} tools per call.`;
+    if (!health.model.configured)
+      status.append(el('span', 'warn model-missing', health.model.problem));
+    if (!health.python.enabled)
+      status.append(
+        el('span', 'warn python-disabled', `Python tool disabled: ${health.python.problem}`),
+      );
+  } catch (error) {
+    status.textContent = `Cannot reach the server: ${error.message}`;
+  }
+}
+
+$('#composer').addEventListener('submit', event => {
+  event.preventDefault();
+  const text = $('#input').value.trim();
+  if (!text || pending) return;
+  $('#input').value = '';
+  document.body.dataset.idle = 'false';
+  void send(text);
+});
+$('#input').addEventListener('keydown', event => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault();
+    $('#composer').requestSubmit();
+  }
+});
+$('#search-form').addEventListener('submit', async event => {
+  event.preventDefault();
+  const q = $('#search-input').value.trim();
+  const answer = await (await fetch(`/api/tools/search?q=${encodeURIComponent(q)}`)).json();
+  $('#search-results').replaceChildren(
+    ...(answer.results ?? []).map(hit =>
+      el(
+        'li',
+        '',
+        `${hit.name} (${hit.server}, score ${hit.score.toFixed(2)}): ${hit.description ?? ''}`,
+      ),
+    ),
+  );
+  if (answer.error) $('#search-results').replaceChildren(el('li', 'error', answer.error));
+});
+
+void showStatus();

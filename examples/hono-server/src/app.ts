@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import { type ToolSet, type UIMessage, validateUIMessages } from 'ai';
+import type { PythonSandbox, ToolIndex } from 'ai-toolbelt';
+import type { McpServerStatus } from 'ai-toolbelt/mcp';
+import { Hono } from 'hono';
+import { type ChatModel, chatResponse } from './chat-stream.ts';
+import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
+
+/** Options of {@link createApp}. */
+export type ChatAppOptions = {
+  /** MCP tools, their index and server status: a toolbox from `connectMcpServers`. */
+  toolbox: {
+    readonly tools: ToolSet;
+    readonly index: ToolIndex;
+    status(): Record<string, McpServerStatus>;
+  };
+  /** The chat model; without it chat requests get a 503 saying what to set. */
+  model?: ChatModel;
+  /** Which model, for /healthz. */
+  modelDescription?: string;
+  /** Runs the python tool; without it the tool is left out. */
+  sandbox?: PythonSandbox;
+  /** Why python is disabled, shown on the page and in /healthz. */
+  pythonProblem?: string;
+  /** Tools retrieval picks per model call. */
+  topK?: number;
+  /** Model calls per answer. */
+  maxSteps?: number;
+};
+
+const PUBLIC = new URL('../public/', import.meta.url);
+const ASSETS: Record<string, string> = {
+  'chat.js': 'text/javascript; charset=utf-8',
+  'ui-stream.js': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * The example's HTTP app: `GET /` (chat page), `POST /api/chat` (UI message
+ * stream), `GET /api/tools/search?q=` (what retrieval picks), `GET /healthz`.
+ * It owns nothing: `main.ts` creates the toolbox and sandbox once per process
+ * and closes them on shutdown, and tests hand in their own.
+ *
+ * @example
+ * ```ts
+ * const app = createApp({ toolbox, model, sandbox });
+ * serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 3000 });
+ * ```
+ */
+export function createApp({
+  toolbox,
+  model,
+  modelDescription = model ? 'configured' : 'none',
+  sandbox,
+  pythonProblem,
+  topK = 3,
+  maxSteps = 8,
+}: ChatAppOptions): Hono {
+  const app = new Hono();
+
+  app.get('/', async c => c.html(await readFile(new URL('index.html', PUBLIC), 'utf8')));
+  app.get('/assets/:file', async c => {
+    const file = c.req.param('file');
+    const type = ASSETS[file];
+    if (type === undefined) return c.notFound();
+    return c.body(await readFile(new URL(file, PUBLIC), 'utf8'), 200, { 'content-type': type });
+  });
+
+  app.get('/healthz', c =>
+    c.json({
+      ok: true,
+      model: model
+        ? { configured: true, description: modelDescription }
+        : { configured: false, description: modelDescription, problem: MISSING_MODEL_MESSAGE },
+      python: sandbox ? { enabled: true } : { enabled: false, problem: pythonProblem },
+      mcp: Object.values(toolbox.status()).map(({ name, state, tools, error }) => ({
+        name,
+        state,
+        tools,
+        ...(error ? { error: error.message } : {}),
+      })),
+      topK,
+    }),
+  );
+
+  app.get('/api/tools/search', async c => {
+    const query = c.req.query('q')?.trim() ?? '';
+    if (query === '')
+      return c.json({ error: 'Add a query: /api/tools/search?q=weather+in+Oslo' }, 400);
+    const k = Number(c.req.query('k') ?? topK);
+    if (!Number.isInteger(k) || k < 1 || k > 100)
+      return c.json({ error: 'k must be a whole number from 1 to 100' }, 400);
+    const hits = await toolbox.index.search(query, { topK: k, mode: 'multi' });
+    return c.json({
+      query,
+      topK: k,
+      results: hits.map(({ name, score, server }) => ({
+        name,
+        score,
+        server,
+        description: toolbox.tools[name]?.description,
+      })),
+    });
+  });
+
+  app.post('/api/chat', async c => {
+    if (!model) return c.json({ error: MISSING_MODEL_MESSAGE }, 503);
+    const body = await c.req.json<{ messages?: unknown }>().catch(() => undefined);
+    let messages: UIMessage[];
+    try {
+      messages = await validateUIMessages({ messages: body?.messages });
+    } catch (error) {
+      return c.json(
+        {
+          error: `Expected { messages: UIMessage[] } as sent by useChat: ${(error as Error).message}`,
+        },
+        400,
+      );
+    }
+    return chatResponse({
+      messages,
+      model,
+      tools: toolbox.tools,
+      index: toolbox.index,
+      ...(sandbox ? { sandbox } : {}),
+      topK,
+      maxSteps,
+      abortSignal: c.req.raw.signal,
+    });
+  });
+
+  return app;
+}

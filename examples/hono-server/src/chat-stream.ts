@@ -1,0 +1,135 @@
+import {
+  type LanguageModel,
+  type ToolSet,
+  type UIMessage,
+  convertToModelMessages,
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  stepCountIs,
+  streamText,
+  toUIMessageStream,
+  wrapLanguageModel,
+} from 'ai';
+import {
+  type PythonSandbox,
+  type ToolIndex,
+  pythonTool,
+  repairGuardMiddleware,
+  repairTimeline,
+  toolSelection,
+} from 'ai-toolbelt';
+
+/** A model object, as `wrapLanguageModel` needs (not a gateway id string). */
+export type ChatModel = Exclude<LanguageModel, string>;
+
+/** The `data-tool-selection` part: what one model call was offered. */
+export type ToolSelectionData = {
+  /** Model call number within this answer, from 1. */
+  step: number;
+  /** The retrieval query (the latest user message). */
+  query: string;
+  /** Kept tools in catalog order, with why each was kept. */
+  selected: Array<{ name: string; score?: number; reason: string }>;
+  /** How many tools were left out. */
+  dropped: number;
+  /** Selection time. */
+  ms: number;
+};
+
+/** Options of {@link chatResponse}. */
+export type ChatResponseOptions = {
+  /** The conversation from the client (UI messages). */
+  messages: UIMessage[];
+  /** The chat model (a model object: the middleware wraps it). */
+  model: ChatModel;
+  /** MCP tools (`toolbox.tools`); read at request time because MCP updates them in place. */
+  tools: ToolSet;
+  /** The index behind `tools` (`toolbox.index`). */
+  index: ToolIndex;
+  /** Runs the python tool; without it there is no python tool. */
+  sandbox?: PythonSandbox;
+  /** Tools retrieval picks per model call (python is pinned on top). */
+  topK?: number;
+  /** Model calls per answer. */
+  maxSteps?: number;
+  /** Ends the model calls and tool runs when the client goes away. */
+  abortSignal?: AbortSignal;
+};
+
+const SYSTEM =
+  'You are a helpful assistant. Use the tools you are given. For any calculation, ' +
+  'write a short Python program and run it with the python tool, printing the result.';
+
+/**
+ * Answers one chat request as a UI message stream: each model call sees only
+ * the top-k tools for the latest user message (a `data-tool-selection` part
+ * shows which), python runs in the sandbox with every attempt written as a
+ * `data-repair` part, and the repair guard stops a model that keeps failing.
+ *
+ * @example
+ * ```ts
+ * app.post('/api/chat', async c => chatResponse({ messages, model, tools: toolbox.tools, index: toolbox.index, sandbox }));
+ * ```
+ */
+export async function chatResponse({
+  messages,
+  model,
+  tools: mcpTools,
+  index,
+  sandbox,
+  topK = 3,
+  maxSteps = 8,
+  abortSignal,
+}: ChatResponseOptions): Promise<Response> {
+  const stream = createUIMessageStream({
+    originalMessages: messages,
+    async execute({ writer }) {
+      let step = 0;
+      // A selection per request, so its onSelect writes into this request's stream.
+      const selection = toolSelection({
+        index,
+        topK,
+        pinned: sandbox ? ['python'] : [],
+        onSelect: ({ query, selected, dropped, ms }) =>
+          writer.write({
+            type: 'data-tool-selection',
+            id: `tool-selection-${++step}`,
+            data: { step, query, selected, dropped, ms } satisfies ToolSelectionData,
+          }),
+      });
+      const tools: ToolSet = {
+        ...mcpTools,
+        ...(sandbox ? { python: pythonTool({ sandbox, onAttempt: repairTimeline(writer) }) } : {}),
+      };
+      const result = streamText({
+        model: wrapLanguageModel({
+          model,
+          middleware: [selection.middleware, repairGuardMiddleware()],
+        }),
+        system: SYSTEM,
+        tools,
+        messages: await convertToModelMessages(messages, {
+          tools,
+          ignoreIncompleteToolCalls: true,
+        }),
+        stopWhen: stepCountIs(maxSteps),
+        ...(abortSignal ? { abortSignal } : {}),
+      });
+      writer.merge(
+        toUIMessageStream({
+          stream: result.stream,
+          tools,
+          onError: describeError,
+          redactToolErrors: false,
+        }),
+      );
+    },
+    onError: describeError,
+  });
+  return createUIMessageStreamResponse({ stream });
+}
+
+// A local example: show the real error (e.g. a 401 from the model server), not the SDK's generic one.
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

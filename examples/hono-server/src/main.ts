@@ -1,0 +1,66 @@
+// Starts the example: one MCP toolbox and one sandbox for the whole process
+// (never per request: they own child processes and containers), then the HTTP
+// server on 127.0.0.1. Configuration comes from the environment; see README.md.
+import { serve } from '@hono/node-server';
+import { connectMcpServers } from 'ai-toolbelt/mcp';
+import { createApp } from './app.ts';
+import { loadMcpConfig } from './load-mcp-config.ts';
+import { modelFromEnv } from './model-from-env.ts';
+import { openPythonSandbox } from './open-python-sandbox.ts';
+
+const env = process.env;
+const port = Number(env.PORT ?? 3000);
+const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.url).pathname;
+
+const setup = modelFromEnv(env);
+const [toolbox, python] = await Promise.all([
+  connectMcpServers({
+    servers: await loadMcpConfig(configPath),
+    ...(setup.embeddingModel ? { embeddingModel: setup.embeddingModel } : {}),
+    onEvent: event => {
+      if (event.type === 'connect-failed' || event.type === 'gave-up' || event.type === 'error')
+        console.warn(
+          `[mcp] ${event.type}${'server' in event ? ` ${event.server}` : ''}: ${event.error.message}`,
+        );
+    },
+  }),
+  openPythonSandbox({ disabled: env.PYTHON_SANDBOX === 'off' }),
+]);
+
+const app = createApp({
+  toolbox,
+  ...(setup.model ? { model: setup.model } : {}),
+  modelDescription: setup.description,
+  ...(python.sandbox ? { sandbox: python.sandbox } : {}),
+  ...(python.problem ? { pythonProblem: python.problem } : {}),
+  topK: Number(env.TOOLS_TOP_K ?? 3),
+});
+
+for (const server of Object.values(toolbox.status())) {
+  console.log(
+    `[mcp] ${server.name}: ${server.state}, ${server.tools} tools${server.error ? ` (${server.error.message})` : ''}`,
+  );
+}
+console.log(`[model] ${setup.description}`);
+if (setup.problem) console.warn(`[model] ${setup.problem}`);
+console.log(
+  python.sandbox
+    ? '[python] sandbox ready (Docker + gVisor)'
+    : `[python] disabled: ${python.problem}`,
+);
+
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, info => {
+  console.log(`Listening on http://127.0.0.1:${info.port}`);
+});
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
+    // Closing ends the MCP child processes and removes the sandbox containers.
+    await Promise.allSettled([toolbox.close(), python.sandbox?.close()]);
+    process.exit(0);
+  });
+}

@@ -1,0 +1,93 @@
+import {
+  type ToolSet,
+  convertToModelMessages,
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  stepCountIs,
+  streamText,
+  toUIMessageStream,
+  validateUIMessages,
+  wrapLanguageModel,
+} from 'ai';
+import { pythonTool, repairGuardMiddleware, toolSelection } from 'ai-toolbelt';
+import type { ChatMessage } from '../../../lib/chat-message';
+import { MISSING_MODEL_MESSAGE, chatModel } from '../../../lib/model';
+import { getToolbelt } from '../../../lib/toolbelt';
+
+// Node, not edge: MCP stdio servers are child processes and the sandbox talks to Docker.
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+const SYSTEM =
+  'You are a helpful assistant. Use the tools you are given. For any calculation, ' +
+  'write a short Python program and run it with the python tool, printing the result.';
+
+/** Streams one answer: top-k tools per model call, python in the sandbox, the repair guard. */
+export async function POST(request: Request): Promise<Response> {
+  const model = chatModel();
+  if (!model) return Response.json({ error: MISSING_MODEL_MESSAGE }, { status: 503 });
+  const body = (await request.json().catch(() => undefined)) as { messages?: unknown } | undefined;
+  let messages: ChatMessage[];
+  try {
+    messages = await validateUIMessages<ChatMessage>({ messages: body?.messages });
+  } catch (error) {
+    return Response.json(
+      { error: `Expected { messages } as useChat sends them: ${String(error)}` },
+      { status: 400 },
+    );
+  }
+  // One toolbox and sandbox per process (see lib/toolbelt.ts); the rest is per request.
+  const { toolbox, sandbox } = await getToolbelt();
+
+  const stream = createUIMessageStream<ChatMessage>({
+    originalMessages: messages,
+    async execute({ writer }) {
+      let step = 0;
+      const selection = toolSelection({
+        index: toolbox.index,
+        topK: Number(process.env.TOOLS_TOP_K ?? 3),
+        pinned: sandbox ? ['python'] : [],
+        onSelect: ({ selected, dropped, ms }) =>
+          writer.write({
+            type: 'data-tool-selection',
+            id: `tool-selection-${++step}`,
+            data: { step, selected, dropped, ms },
+          }),
+      });
+      // The python tool streams running / failed / success as preliminary outputs of its tool part.
+      const tools: ToolSet = {
+        ...toolbox.tools,
+        ...(sandbox ? { python: pythonTool({ sandbox }) } : {}),
+      };
+      const result = streamText({
+        model: wrapLanguageModel({
+          model,
+          middleware: [selection.middleware, repairGuardMiddleware()],
+        }),
+        system: SYSTEM,
+        tools,
+        messages: await convertToModelMessages(messages, {
+          tools,
+          ignoreIncompleteToolCalls: true,
+        }),
+        stopWhen: stepCountIs(8),
+        abortSignal: request.signal,
+      });
+      writer.merge(
+        toUIMessageStream({
+          stream: result.stream,
+          tools,
+          onError: describeError,
+          redactToolErrors: false,
+        }),
+      );
+    },
+    onError: describeError,
+  });
+  return createUIMessageStreamResponse({ stream });
+}
+
+// An example app: show the real error (a 401 from the model server, say) rather than a generic one.
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,106 @@
+'use client';
+
+import { useChat } from '@ai-sdk/react';
+import { type FormEvent, useState } from 'react';
+import type { ChatMessage } from '../lib/chat-message';
+import { PythonTimeline, usePythonHistory } from './python-timeline';
+import { ToolSelection } from './tool-selection';
+
+/** The conversation: `useChat` against /api/chat, rendering every part of each answer. */
+export function Chat() {
+  const { messages, sendMessage, status, error } = useChat<ChatMessage>();
+  const history = usePythonHistory(messages);
+  const [input, setInput] = useState('');
+  const busy = status === 'submitted' || status === 'streaming';
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!input.trim() || busy) return;
+    void sendMessage({ text: input.trim() });
+    setInput('');
+  };
+
+  return (
+    <>
+      <section id="messages" aria-live="polite">
+        {messages.map(message => (
+          <article key={message.id} className={`message ${message.role}`}>
+            {message.parts.map((part, index) => {
+              const key = `${message.id}-${index}`;
+              switch (part.type) {
+                case 'text':
+                  return (
+                    <div key={key} className="text">
+                      {part.text}
+                    </div>
+                  );
+                case 'data-tool-selection': {
+                  // Later steps usually get the same tools: show a step only when its selection changed.
+                  const previous = message.parts
+                    .slice(0, index)
+                    .findLast(p => p.type === 'data-tool-selection');
+                  const names = (data: { selected: { name: string }[] }) =>
+                    data.selected.map(tool => tool.name).join();
+                  if (previous && names(previous.data) === names(part.data)) return null;
+                  return <ToolSelection key={key} data={part.data} />;
+                }
+                case 'tool-python':
+                  return <PythonTimeline key={key} part={part} history={history} />;
+                case 'dynamic-tool':
+                  return (
+                    <details key={key} className="tool" open={part.state !== 'input-streaming'}>
+                      <summary>
+                        Tool {part.toolName} <code>{JSON.stringify(part.input ?? {})}</code>
+                      </summary>
+                      {part.state === 'output-available' ? (
+                        <pre>{outputText(part.output)}</pre>
+                      ) : null}
+                      {part.state === 'output-error' ? (
+                        <pre className="error">{part.errorText}</pre>
+                      ) : null}
+                    </details>
+                  );
+                default:
+                  return null;
+              }
+            })}
+          </article>
+        ))}
+        {error ? <div className="error chat-error">{errorMessage(error)}</div> : null}
+      </section>
+      <form id="composer" onSubmit={submit} data-status={status}>
+        <textarea
+          id="input"
+          rows={2}
+          value={input}
+          placeholder="Ask something, e.g. “What was the average daily high in Oslo over the past week?”"
+          onChange={event => setInput(event.target.value)}
+          onKeyDown={event => {
+            if (event.key === 'Enter' && !event.shiftKey) submit(event);
+          }}
+        />
+        <button id="send" type="submit" disabled={busy}>
+          Send
+        </button>
+      </form>
+    </>
+  );
+}
+
+// MCP results arrive as { content: [{ type: 'text', text }] }; show their text.
+function outputText(output: unknown): string {
+  const content = (output as { content?: Array<{ type: string; text?: string }> })?.content;
+  const text = Array.isArray(content)
+    ? content.map(item => item.text ?? `[${item.type}]`).join('\n')
+    : JSON.stringify(output);
+  return text.length > 400 ? `${text.slice(0, 400)}…` : text;
+}
+
+// The route answers errors as JSON ({ error }); useChat hands over the body as the message.
+function errorMessage(error: Error): string {
+  try {
+    return (JSON.parse(error.message) as { error?: string }).error ?? error.message;
+  } catch {
+    return error.message;
+  }
+}

@@ -1,0 +1,99 @@
+'use client';
+
+import type { PythonToolOutput } from 'ai-toolbelt';
+import { useRef } from 'react';
+import type { ChatMessage } from '../lib/chat-message';
+
+type PythonPart = Extract<ChatMessage['parts'][number], { type: 'tool-python' }>;
+
+/** Per python call, the latest state of each attempt. */
+export type PythonHistory = Map<string, Map<number, PythonToolOutput>>;
+
+/**
+ * Remembers every attempt of every python call. `useChat` keeps only a tool
+ * part's latest output (preliminary outputs replace each other), but a repair
+ * timeline needs the failed attempt after the next one has started.
+ */
+export function usePythonHistory(messages: ChatMessage[]): PythonHistory {
+  const history = useRef<PythonHistory>(new Map());
+  for (const message of messages) {
+    for (const part of message.parts) {
+      if (part.type !== 'tool-python' || part.state !== 'output-available') continue;
+      const attempts = history.current.get(part.toolCallId) ?? new Map();
+      attempts.set(part.output.attempt, part.output);
+      history.current.set(part.toolCallId, attempts);
+    }
+  }
+  return history.current;
+}
+
+/**
+ * One python call as a timeline: each attempt running, failed (with the
+ * trimmed error the model sees), being repaired, or succeeded (with its output).
+ */
+export function PythonTimeline({ part, history }: { part: PythonPart; history: PythonHistory }) {
+  const attempts = [...(history.get(part.toolCallId)?.values() ?? [])].sort(
+    (a, b) => a.attempt - b.attempt,
+  );
+  const last = attempts.at(-1);
+  const code = last && 'code' in last ? last.code : part.input?.code;
+  return (
+    <div className="python" data-tool-call-id={part.toolCallId}>
+      <details className="tool">
+        <summary>Python code</summary>
+        <pre>{code}</pre>
+      </details>
+      {attempts.length === 0 && part.state !== 'output-error' ? (
+        <div className="repair" data-state="running">
+          <strong>
+            Python: {part.state === 'input-streaming' ? 'writing code…' : 'starting…'}
+          </strong>
+        </div>
+      ) : null}
+      {attempts.map(output => (
+        <Attempt key={output.attempt} output={output} />
+      ))}
+      {/* A failed call ends as a tool error; show it unless its failed state was already seen. */}
+      {part.state === 'output-error' && last?.state !== 'failed' ? (
+        <div className="repair" data-state="failed">
+          <strong>Python attempt {(last?.attempt ?? 0) || ''} failed</strong>
+          <pre className="attempt-error">{part.errorText}</pre>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function Attempt({ output }: { output: PythonToolOutput }) {
+  switch (output.state) {
+    case 'running':
+      return (
+        <div className="repair" data-state="running">
+          <strong>Python attempt {output.attempt}: running…</strong>
+        </div>
+      );
+    case 'failed':
+      return (
+        <div className="repair" data-state="failed">
+          <strong>
+            Python attempt {output.attempt} failed ({output.status})
+            {output.next === 'repair' ? ' — repairing' : ' — giving up'}
+          </strong>
+          <pre className="attempt-error">{output.error}</pre>
+        </div>
+      );
+    case 'repairing':
+      return (
+        <div className="repair" data-state="repairing">
+          <strong>Python attempt {output.attempt}: writing a fix…</strong>
+        </div>
+      );
+    case 'success':
+      return (
+        <div className="repair" data-state="success">
+          <strong>Python attempt {output.attempt} succeeded</strong>
+          <pre className="attempt-output">{output.stdout || '(no output)'}</pre>
+        </div>
+      );
+  }
+}

@@ -1,0 +1,84 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { connectMcpServers, type McpServerConfig, type McpToolbox } from 'ai-toolbelt/mcp';
+import type { Sandbox } from 'ai-toolbelt/sandbox';
+
+/** What every request shares: the MCP toolbox and the python sandbox. */
+export type Toolbelt = {
+  /** MCP tools and their index, kept current while the server runs. */
+  toolbox: McpToolbox;
+  /** The Docker + gVisor sandbox; undefined when python is disabled. */
+  sandbox?: Sandbox;
+  /** Why python is disabled, with what to do about it. */
+  pythonProblem?: string;
+};
+
+// On globalThis, not in module scope: `next dev` re-evaluates modules on every
+// edit, and each evaluation would otherwise spawn another set of MCP servers and
+// warm containers. The promise is cached so concurrent first requests share one
+// connect, and dropped on failure so a later request can retry.
+const cache = globalThis as typeof globalThis & { __aiToolbelt?: Promise<Toolbelt> };
+
+/**
+ * The process-wide toolbelt, created on first use and shared by every request
+ * (MCP connections own child processes; never open them per request). Closed
+ * when the process is asked to stop.
+ *
+ * @example
+ * ```ts
+ * const { toolbox, sandbox } = await getToolbelt();
+ * ```
+ */
+export function getToolbelt(): Promise<Toolbelt> {
+  cache.__aiToolbelt ??= openToolbelt().catch(error => {
+    cache.__aiToolbelt = undefined;
+    throw error;
+  });
+  return cache.__aiToolbelt;
+}
+
+async function openToolbelt(): Promise<Toolbelt> {
+  const [toolbox, python] = await Promise.all([
+    connectMcpServers({ servers: await loadServers() }),
+    openSandbox(),
+  ]);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void Promise.allSettled([toolbox.close(), python.sandbox?.close()]));
+  }
+  return { toolbox, ...python };
+}
+
+// MCP_CONFIG or ./mcp.config.json: `{ servers: { name: { command, args } | { url } } }`.
+// stdio servers run in the config file's folder; "node" means this Node binary
+// (the bundled servers are TypeScript and need Node >= 22).
+async function loadServers(): Promise<Record<string, McpServerConfig>> {
+  // turbopackIgnore: a run-time path; the build must not trace the whole project for it.
+  const file = resolve(/* turbopackIgnore: true */ process.env.MCP_CONFIG ?? 'mcp.config.json');
+  const { servers } = JSON.parse(await readFile(file, 'utf8')) as {
+    servers: Record<string, McpServerConfig>;
+  };
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, server]) => [
+      name,
+      'command' in server
+        ? {
+            ...server,
+            command: server.command === 'node' ? process.execPath : server.command,
+            cwd: resolve(dirname(file), server.cwd ?? '.'),
+          }
+        : server,
+    ]),
+  );
+}
+
+async function openSandbox(): Promise<Omit<Toolbelt, 'toolbox'>> {
+  if (process.env.PYTHON_SANDBOX === 'off')
+    return { pythonProblem: 'turned off with PYTHON_SANDBOX=off.' };
+  try {
+    const { DockerSandbox } = await import('ai-toolbelt/sandbox');
+    // create() checks the engine, the gVisor runtime and the image up front.
+    return { sandbox: await DockerSandbox.create({ warmPoolSize: 1 }) };
+  } catch (error) {
+    return { pythonProblem: error instanceof Error ? error.message : String(error) };
+  }
+}

@@ -1,0 +1,75 @@
+// Browser end to end: the Hono example as its own process (bundled MCP servers,
+// real Docker + gVisor sandbox) against the fake model server, driven in
+// Debian's Chromium.
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
+import { type AppProcess, startAppProcess } from './support/app-process.ts';
+import { launchChromium } from './support/chromium.ts';
+import { describeE2E, describeWith } from './support/describe-e2e.ts';
+import { playWeatherScenario } from './support/play-scenario.ts';
+import { weatherScenario } from './support/weather-scenario.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+describeE2E('hono-server example in a browser', () => {
+  let fake: FakeOpenAI;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({ script: weatherScenario(), streamDelayMs: 5 });
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [join(root, 'examples/hono-server/src/main.ts')],
+      env: { PORT: '0', OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
+      readyPattern: /Listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it('shows the selected tools, the failed attempt, its repair and the answer', async () => {
+    await using browser = await launchChromium();
+    await playWeatherScenario({
+      context: browser.context,
+      url: app.ready[1]!,
+      fake,
+      screenshot: join(root, 'test-results/e2e/hono-server-chat.png'),
+    });
+  }, 120_000);
+});
+
+describeWith({ browser: true, sandbox: false }, 'hono-server example without a model', () => {
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [join(root, 'examples/hono-server/src/main.ts')],
+      env: { PORT: '0', OPENAI_API_KEY: '', PYTHON_SANDBOX: 'off' },
+      readyPattern: /Listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    });
+  });
+  afterAll(() => app?.stop());
+
+  it('says what to set, and a message gets that error instead of an answer', async () => {
+    await using browser = await launchChromium();
+    const page = await browser.context.newPage();
+    await page.goto(app.ready[1]!);
+    await page.locator('.model-missing').waitFor();
+    expect(await page.locator('.model-missing').textContent()).toContain('Set OPENAI_API_KEY');
+    expect(await page.locator('.python-disabled').textContent()).toContain('PYTHON_SANDBOX=off');
+    await page.locator('#input').fill('Hello?');
+    await page.locator('#send').click();
+    const error = page.locator('.message.assistant .error');
+    await error.waitFor();
+    expect(await error.textContent()).toContain('No language model is configured');
+    expect(await page.locator('.message.assistant .text').count()).toBe(0);
+    await page.screenshot({
+      path: join(root, 'test-results/e2e/hono-server-no-model.png'),
+      fullPage: true,
+    });
+  }, 60_000);
+});

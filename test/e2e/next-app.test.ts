@@ -1,0 +1,67 @@
+// Browser end to end: the Next.js example built with `next build` and served by
+// `next start` (bundled MCP servers, real Docker + gVisor sandbox) against the
+// fake model server, driven in Debian's Chromium.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
+import { type AppProcess, startAppProcess } from './support/app-process.ts';
+import { launchChromium } from './support/chromium.ts';
+import { describeE2E } from './support/describe-e2e.ts';
+import { playWeatherScenario } from './support/play-scenario.ts';
+import { weatherScenario } from './support/weather-scenario.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const appDir = join(root, 'examples/next-app');
+const nextBin = createRequire(join(appDir, 'package.json')).resolve('next/dist/bin/next');
+const env = { NEXT_TELEMETRY_DISABLED: '1' };
+
+describeE2E('next-app example in a browser', () => {
+  let fake: FakeOpenAI;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    // A production build, as a user would deploy it (about a minute on 2 cores).
+    await promisify(execFile)(process.execPath, [nextBin, 'build'], {
+      cwd: appDir,
+      env: { ...process.env, ...env },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    fake = await startFakeOpenAI({ script: weatherScenario(), streamDelayMs: 5 });
+    const port = await freePort();
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [nextBin, 'start', '--hostname', '127.0.0.1', '--port', String(port)],
+      cwd: appDir,
+      env: { ...env, OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
+      readyPattern: /Ready in/,
+    });
+    app.ready[1] = `http://127.0.0.1:${port}/`;
+  }, 300_000);
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it('renders the python tool part as a timeline: failed attempt, repair, answer', async () => {
+    await using browser = await launchChromium();
+    await playWeatherScenario({
+      context: browser.context,
+      url: app.ready[1]!,
+      fake,
+      screenshot: join(root, 'test-results/e2e/next-app-chat.png'),
+    });
+  }, 120_000);
+});
+
+// `next start` needs a port number; ask the OS for a free one.
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise(resolve => server.close(resolve));
+  return port;
+}

@@ -1,0 +1,160 @@
+// The Hono example's app in process (`app.request()`), with its real bundled MCP
+// servers; only the model is faked (the fake OpenAI-compatible server).
+import { createOpenAI } from '@ai-sdk/openai';
+import { type McpToolbox, connectMcpServers } from 'ai-toolbelt/mcp';
+import type { Sandbox } from 'ai-toolbelt/sandbox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../examples/hono-server/src/app.ts';
+import { loadMcpConfig } from '../../examples/hono-server/src/load-mcp-config.ts';
+import { DockerSandbox } from '../../src/sandbox/index.ts';
+import { describeWith } from '../e2e/support/describe-e2e.ts';
+import {
+  EXPECTED_AVERAGE,
+  PYTHON_ERROR,
+  QUESTION,
+  SELECTED_TOOL,
+  weatherScenario,
+} from '../e2e/support/weather-scenario.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
+import { answerText, chatRequest, dataParts, readUIChunks } from './ui-chunks.ts';
+
+const config = new URL('../../examples/hono-server/mcp.config.json', import.meta.url).pathname;
+let toolbox: McpToolbox;
+let fake: FakeOpenAI;
+
+beforeAll(async () => {
+  toolbox = await connectMcpServers({ servers: await loadMcpConfig(config) });
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await toolbox?.close();
+  await fake?.close();
+});
+
+const model = () => createOpenAI({ baseURL: fake.baseURL, apiKey: 'test' }).chat('fake-model');
+
+describe('without a model or a sandbox', () => {
+  const app = () => createApp({ toolbox, pythonProblem: 'no Docker here' });
+
+  it('GET /healthz reports the MCP servers and what is missing', async () => {
+    const response = await app().request('/healthz');
+    expect(response.status).toBe(200);
+    const health = await response.json();
+    expect(health.mcp).toEqual([
+      { name: 'weather', state: 'ready', tools: 5 },
+      { name: 'calendar', state: 'ready', tools: 5 },
+    ]);
+    expect(health.model.configured).toBe(false);
+    expect(health.model.problem).toContain('Set OPENAI_API_KEY');
+    expect(health.python).toEqual({ enabled: false, problem: 'no Docker here' });
+  });
+
+  it('GET /api/tools/search shows what retrieval picks', async () => {
+    const response = await app().request('/api/tools/search?q=weather+forecast+for+Bergen&k=2');
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body.results).toHaveLength(2);
+    expect(body.results[0]).toMatchObject({ name: 'forecast', server: 'weather' });
+    expect(body.results[0].description).toContain('forecast');
+
+    const meeting = await (await app().request('/api/tools/search?q=cancel+my+meeting')).json();
+    expect(meeting.results[0]).toMatchObject({ name: 'cancel_event', server: 'calendar' });
+  });
+
+  it('GET /api/tools/search explains a missing query or a bad k', async () => {
+    const missing = await app().request('/api/tools/search');
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error).toContain('?q=');
+    const badK = await app().request('/api/tools/search?q=weather&k=0');
+    expect(badK.status).toBe(400);
+  });
+
+  it('POST /api/chat answers 503 with what to set, not a made-up answer', async () => {
+    const response = await app().request('/api/chat', chatRequest('Hello'));
+    expect(response.status).toBe(503);
+    expect((await response.json()).error).toMatch(/OPENAI_API_KEY.*OPENAI_BASE_URL/);
+  });
+
+  it('serves the chat page and its assets', async () => {
+    const page = await app().request('/');
+    expect(await page.text()).toContain('/assets/chat.js');
+    const script = await app().request('/assets/ui-stream.js');
+    expect(script.headers.get('content-type')).toContain('javascript');
+    expect((await app().request('/assets/..%2Fsrc%2Fapp.ts')).status).toBe(404);
+  });
+
+  it('answers without the python tool when there is no sandbox', async () => {
+    fake.setScript([{ text: 'Hi!' }]);
+    const first = fake.requests.length;
+    const app = createApp({ toolbox, model: model() });
+    const chunks = await readUIChunks(await app.request('/api/chat', chatRequest(QUESTION)));
+    expect(answerText(chunks)).toBe('Hi!');
+    expect(fake.requests[first]?.toolNames).not.toContain('python');
+    expect(fake.requests[first]?.toolNames).toHaveLength(3);
+  });
+});
+
+describe('with a model', () => {
+  it('rejects a body that is not UI messages', async () => {
+    const app = createApp({ toolbox, model: model() });
+    const response = await app.request('/api/chat', { method: 'POST', body: '{"messages":3}' });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toContain('UIMessage');
+  });
+
+  it('streams the model server error as a clear message', async () => {
+    fake.setScript([{ error: { status: 401, message: 'Incorrect API key provided.' } }]);
+    const app = createApp({ toolbox, model: model() });
+    const chunks = await readUIChunks(await app.request('/api/chat', chatRequest('Hello')));
+    const error = chunks.find(chunk => chunk.type === 'error');
+    expect(error).toMatchObject({ errorText: expect.stringContaining('Incorrect API key') });
+  });
+});
+
+describeWith({}, 'with a model and the sandbox', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await DockerSandbox.create({ warmPoolSize: 1 });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('streams the tool selection, the failed attempt, the repair and the answer', async () => {
+    fake.setScript(weatherScenario());
+    const first = fake.requests.length;
+    const app = createApp({ toolbox, model: model(), sandbox });
+    const response = await app.request('/api/chat', chatRequest(QUESTION));
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const chunks = await readUIChunks(response);
+
+    const selections = dataParts<{ selected: Array<{ name: string; reason: string }> }>(
+      chunks,
+      'data-tool-selection',
+    );
+    expect(selections).toHaveLength(4); // one per model call
+    expect(selections[0]?.selected.map(tool => tool.name)).toEqual([
+      'current_weather',
+      'forecast',
+      SELECTED_TOOL,
+      'python',
+    ]);
+    expect(selections[0]?.selected.at(-1)?.reason).toBe('pinned');
+
+    const attempts = dataParts<{ state: string; attempt: number; error?: string; stdout?: string }>(
+      chunks,
+      'data-repair',
+    );
+    expect(attempts.map(a => [a.attempt, a.state])).toEqual([
+      [1, 'failed'],
+      [2, 'success'],
+    ]);
+    expect(attempts[0]?.error).toContain(PYTHON_ERROR);
+    expect(attempts[1]?.stdout?.trim()).toBe(EXPECTED_AVERAGE);
+    expect(answerText(chunks)).toContain(`was ${EXPECTED_AVERAGE} °C`);
+
+    const calls = fake.requests.slice(first).filter(request => request.api === 'chat');
+    expect(calls.map(call => call.toolNames.length)).toEqual([4, 4, 4, 4]);
+    expect(calls[2]?.toolResults.at(-1)?.output).toContain(PYTHON_ERROR);
+  });
+});

@@ -1,0 +1,91 @@
+// The Hono example as a real process on a real port, as `npm start` runs it.
+import { join } from 'node:path';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { type AppProcess, startAppProcess } from '../e2e/support/app-process.ts';
+import { describeWith } from '../e2e/support/describe-e2e.ts';
+import {
+  EXPECTED_AVERAGE,
+  PYTHON_ERROR,
+  QUESTION,
+  weatherScenario,
+} from '../e2e/support/weather-scenario.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
+import { answerText, chatRequest, dataParts, readUIChunks } from './ui-chunks.ts';
+
+const main = join(import.meta.dirname, '../../examples/hono-server/src/main.ts');
+const ready = /Listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+describe('without a model and without Docker', () => {
+  let app: AppProcess;
+  beforeAll(async () => {
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [main],
+      // No key, and a Docker socket that does not exist: both must degrade, not crash.
+      env: { PORT: '0', OPENAI_API_KEY: '', DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
+      readyPattern: ready,
+    });
+  });
+  afterAll(() => app?.stop());
+
+  it('starts, says what to set, and serves everything but chat', async () => {
+    const url = app.ready[1]!;
+    expect(app.output()).toContain('[model] No language model is configured. Set OPENAI_API_KEY');
+    expect(app.output()).toMatch(/\[python\] disabled: Cannot reach the Docker engine/);
+
+    const health = await (await fetch(`${url}/healthz`)).json();
+    expect(health.python.enabled).toBe(false);
+    expect(health.python.problem).toContain('setup-sandbox.sh');
+    expect(health.mcp.map((server: { state: string }) => server.state)).toEqual(['ready', 'ready']);
+
+    const search = await (await fetch(`${url}/api/tools/search?q=temperature+last+week`)).json();
+    expect(search.results[0].name).toBe('temperature_history');
+
+    const chat = await fetch(`${url}/api/chat`, chatRequest('Hello'));
+    expect(chat.status).toBe(503);
+    expect((await chat.json()).error).toContain('OPENAI_API_KEY');
+  });
+
+  it('exits cleanly on SIGTERM', async () => {
+    await app.stop();
+    expect(app.child.exitCode).toBe(0);
+  });
+});
+
+describeWith({}, 'with the fake model and the sandbox', () => {
+  let fake: FakeOpenAI;
+  let app: AppProcess;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({ script: weatherScenario() });
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [main],
+      env: { PORT: '0', OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
+      readyPattern: ready,
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it('streams a repaired python run over HTTP', async () => {
+    expect(app.output()).toContain('[python] sandbox ready');
+    const response = await fetch(`${app.ready[1]}/api/chat`, chatRequest(QUESTION));
+    expect(response.status).toBe(200);
+    const chunks = await readUIChunks(response);
+    const attempts = dataParts<{ state: string; error?: string }>(chunks, 'data-repair');
+    expect(attempts.map(attempt => attempt.state)).toEqual(['failed', 'success']);
+    expect(attempts[0]?.error).toContain(PYTHON_ERROR);
+    expect(answerText(chunks)).toContain(`was ${EXPECTED_AVERAGE} °C`);
+  });
+
+  it('removes its sandbox containers when it stops', async () => {
+    const pid = app.child.pid!;
+    await app.stop();
+    expect(app.child.exitCode).toBe(0);
+    expect(await listSandboxContainers({ docker: new Docker(), pid })).toEqual([]);
+  });
+});

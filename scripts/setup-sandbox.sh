@@ -41,7 +41,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created_policy=1
   fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  [ "$created_policy" = 1 ] && rm -f "$policy"
+  if [ "$created_policy" = 1 ]; then rm -f "$policy"; fi
 fi
 RUNSC="$(command -v runsc)"
 
@@ -68,7 +68,7 @@ else:
     print("yes")
 PY
 )
-[ "$daemon_json_changed" = yes ] && log "registered runsc in $DAEMON_JSON"
+if [ "$daemon_json_changed" = yes ]; then log "registered runsc in $DAEMON_JSON"; fi
 
 # 3. dockerd. Containers never get a network, so no bridge and no iptables rules on the host.
 if docker info >/dev/null 2>&1; then
@@ -77,12 +77,24 @@ if docker info >/dev/null 2>&1; then
     kill -HUP "$(cat /var/run/docker.pid)" || die "could not signal dockerd; restart it to load the runsc runtime"
   fi
 else
+  # A dockerd that was killed (e.g. the previous CI job's) leaves its pid file behind, and a
+  # new dockerd refuses to start while it exists.
+  for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then
+      rm -f "$pidfile"
+    fi
+  done
   log "starting dockerd (log: $DOCKERD_LOG)"
   setsid nohup dockerd --bridge=none --iptables=false --ip-masq=false >>"$DOCKERD_LOG" 2>&1 </dev/null &
+  dockerd_pid=$!
 fi
 for _ in $(seq 1 120); do
   if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
     break
+  fi
+  if [ -n "${dockerd_pid:-}" ] && ! kill -0 "$dockerd_pid" 2>/dev/null; then
+    tail -n 5 "$DOCKERD_LOG" >&2
+    die "dockerd exited during start-up; see $DOCKERD_LOG"
   fi
   sleep 0.5
 done

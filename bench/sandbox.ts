@@ -4,11 +4,15 @@
 // - warm: a pool of 2 pre-started containers, measured with the pool refilled between runs
 //   (a pool hit); same run, same machine, so warm/cold is a fair ratio;
 // - sustained: 4 callers in a closed loop through a pool of 4, refilling as they go;
+// - engine floor: the same loop with bare create + start + wait + remove of `true` containers
+//   with the same flags (no Python, no sandbox code): the most any one-use-container design
+//   can sustain on this machine, measured in the same run;
 // - idle memory: cgroup working set of idle warm containers (docker stats);
 // - leaked: labelled containers of this process left after every sandbox is closed.
 // Prints one JSON object. Usage: node bench/sandbox.ts [--runs 30] [--seconds 15]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
+import { containerSpec } from '../src/sandbox/container-spec.ts';
 import { DockerSandbox, listSandboxContainers } from '../src/sandbox/index.ts';
 
 const { values } = parseArgs({
@@ -109,9 +113,42 @@ async function sustained(): Promise<{ perSec: number; count: number }> {
   return { perSec: count / ((performance.now() - started) / 1000), count };
 }
 
+async function engineFloor(): Promise<number> {
+  const spec = containerSpec({
+    limits: {
+      image,
+      runtime: 'runsc',
+      memoryBytes: 256 * 1024 * 1024,
+      cpus: 1,
+      pidsLimit: 128,
+      tmpfsMiB: 32,
+    },
+    cmd: ['true'],
+    ttlMs: 60_000,
+    kind: 'execute',
+    openStdin: false,
+  });
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let count = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (performance.now() < deadline) {
+        const container = await docker.createContainer(spec);
+        await container.start();
+        await container.wait();
+        await container.remove({ force: true });
+        count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
 const coldTimes = await cold();
 const warmRun = await warm();
 const sustainedRun = await sustained();
+const floorPerSec = await engineFloor();
 const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
 const coldP50 = percentile(coldTimes, 0.5);
 const warmP50 = percentile(warmRun.times, 0.5);
@@ -127,6 +164,7 @@ console.log(
     warmOverCold: round((warmP50 / coldP50) * 100) / 100,
     sustainedPerSec: round(sustainedRun.perSec),
     sustainedRuns: sustainedRun.count,
+    engineFloorPerSec: round(floorPerSec),
     idleMiB: round(warmRun.idleMiB),
     leaked,
   }),

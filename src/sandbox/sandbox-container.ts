@@ -3,6 +3,7 @@ import type Docker from 'dockerode';
 import { bootstrapCommand } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from './container-spec.ts';
+import { createContainer } from './create-container.ts';
 import { dockerCall } from './docker-call.ts';
 
 /**
@@ -77,11 +78,7 @@ export class SandboxContainer {
       kind: 'execute',
       openStdin: true,
     });
-    const container = await dockerCall({
-      operation: 'container create',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => docker.createContainer({ ...spec, abortSignal }),
-    });
+    const container = await createContainer({ docker, spec, dockerTimeoutMs, cleanup });
     let socket: Duplex | undefined;
     try {
       socket = (await dockerCall({

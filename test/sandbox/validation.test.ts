@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import {
   CodeTooLargeError,
@@ -8,7 +8,12 @@ import {
   SandboxRuntimeMissingError,
   SandboxUnavailableError,
 } from '../../src/sandbox/index.ts';
-import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
+import {
+  SANDBOX_IMAGE,
+  describeSandbox,
+  docker,
+  expectNoLeakedContainers,
+} from './sandbox-availability.ts';
 
 // Argument checks happen before Docker is touched: these run on any machine.
 describe('DockerSandbox input validation', () => {
@@ -57,6 +62,10 @@ describe('DockerSandbox input validation', () => {
 });
 
 describeSandbox('DockerSandbox engine checks', () => {
+  afterAll(async () => {
+    await expectNoLeakedContainers();
+  });
+
   it('refuses a missing runtime with install instructions, never falling back to runc', async () => {
     const error = await DockerSandbox.create({ docker, runtime: 'no-such-runtime' }).catch(e => e);
     expect(SandboxRuntimeMissingError.isInstance(error)).toBe(true);

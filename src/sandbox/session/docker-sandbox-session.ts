@@ -10,6 +10,7 @@ import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
 import type { CleanupTracker } from '../cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from '../container-spec.ts';
+import { createContainer } from '../create-container.ts';
 import { dockerCall } from '../docker-call.ts';
 import { startExec } from './exec-process.ts';
 import { fileOperation } from './file-helper.ts';
@@ -90,11 +91,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       kind: 'session',
       openStdin: false,
     });
-    const container = await dockerCall({
-      operation: 'container create',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => docker.createContainer({ ...spec, abortSignal }),
-    });
+    const container = await createContainer({ docker, spec, dockerTimeoutMs, cleanup });
     try {
       await dockerCall({
         operation: 'container start',

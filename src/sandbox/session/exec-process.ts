@@ -136,7 +136,7 @@ export async function startExec({
     };
     socket.once('end', finish);
     socket.once('close', finish);
-    socket.once('error', finish);
+    socket.on('error', finish);
   });
   socket.on('data', (data: Buffer) => demuxer.push(data));
   if (!stdin) socket.end();

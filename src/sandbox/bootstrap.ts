@@ -44,7 +44,12 @@ import atexit
 atexit.register(_done)
 def _run():
     _src_text = _src.decode("utf-8", "replace")
-    _globals = {"__name__": "__main__", "__builtins__": __builtins__}
+    # A fresh __main__ module: pickle finds the code's classes, and the bootstrap's names stay out of sight.
+    import types
+    _main = types.ModuleType("__main__")
+    _main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = _main
+    _globals = _main.__dict__
     sys.argv = ["<sandbox>"]
     try:
         exec(compile(_src_text, "<sandbox>", "exec"), _globals)

@@ -66,6 +66,21 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
     expect(result).toMatchObject({ status: 'error', exitCode: 4, stdout: 'bye\n' });
   });
 
+  it('runs the code as a real __main__: pickle, atexit hooks and threads finish first', async () => {
+    const result = await sandbox.execute(
+      'import atexit, pickle, threading, time\n' +
+        'class Point:\n    x = 7\n' +
+        'print(pickle.loads(pickle.dumps(Point())).x, __name__, "_nonce" in globals())\n' +
+        'atexit.register(lambda: print("atexit hook"))\n' +
+        'def late():\n    time.sleep(0.2)\n    print("thread done")\n' +
+        'threading.Thread(target=late).start()',
+    );
+    expect(result).toMatchObject({
+      status: 'success',
+      stdout: '7 __main__ False\nthread done\natexit hook\n',
+    });
+  });
+
   it('gives the code an empty stdin and runs it in /tmp as uid 1000 without capabilities', async () => {
     const result = await sandbox.execute(
       'import os, sys\nprint(repr(sys.stdin.read()), os.getuid(), os.getgid(), os.getcwd())\n' +

@@ -1,12 +1,14 @@
 import Docker from 'dockerode';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import type { PythonSandbox } from '../../src/python/index.ts';
 import {
   CodeTooLargeError,
   DockerSandbox,
   SandboxClosedError,
   SandboxRuntimeMissingError,
   SandboxUnavailableError,
+  type Sandbox,
 } from '../../src/sandbox/index.ts';
 import {
   SANDBOX_IMAGE,
@@ -18,6 +20,14 @@ import {
 // Argument checks happen before Docker is touched: these run on any machine.
 describe('DockerSandbox input validation', () => {
   const unreachable = new Docker({ socketPath: '/nonexistent/docker.sock' });
+
+  it("satisfies the python tool's sandbox contract", () => {
+    // A compile-time check as much as a runtime one: tsc fails if the shapes drift apart.
+    const forPythonTool: PythonSandbox = new DockerSandbox({ docker: unreachable });
+    const asSandbox: Sandbox = new DockerSandbox({ docker: unreachable });
+    expect(typeof forPythonTool.execute).toBe('function');
+    expect(typeof asSandbox[Symbol.asyncDispose]).toBe('function');
+  });
 
   it('rejects code that is not a string', async () => {
     const sandbox = new DockerSandbox({ docker: unreachable });

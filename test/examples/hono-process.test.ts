@@ -32,8 +32,11 @@ describe('without a model and without Docker', () => {
 
   it('starts, says what to set, and serves everything but chat', async () => {
     const url = app.ready[1]!;
-    expect(app.output()).toContain('[model] No language model is configured. Set OPENAI_API_KEY');
-    expect(app.output()).toMatch(/\[python\] disabled: Cannot reach the Docker engine/);
+    // Warnings go to stderr, which may arrive after the "Listening" line on stdout.
+    await expect
+      .poll(app.output)
+      .toContain('[model] No language model is configured. Set OPENAI_API_KEY');
+    await expect.poll(app.output).toMatch(/\[python\] disabled: Cannot reach the Docker engine/);
 
     const health = await (await fetch(`${url}/healthz`)).json();
     expect(health.python.enabled).toBe(false);

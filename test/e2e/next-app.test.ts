@@ -6,7 +6,9 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, it } from 'vitest';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { listSandboxContainers } from '../../src/sandbox/index.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';
 import { launchChromium } from './support/chromium.ts';
@@ -17,7 +19,8 @@ import { weatherScenario } from './support/weather-scenario.ts';
 const root = join(import.meta.dirname, '..', '..');
 const appDir = join(root, 'examples/next-app');
 const nextBin = createRequire(join(appDir, 'package.json')).resolve('next/dist/bin/next');
-const env = { NEXT_TELEMETRY_DISABLED: '1' };
+// As `npm start` runs it: Next leaves SIGTERM to instrumentation.ts, which closes the toolbelt.
+const env = { NEXT_TELEMETRY_DISABLED: '1', NEXT_MANUAL_SIG_HANDLE: 'true' };
 
 describeE2E('next-app example in a browser', () => {
   let fake: FakeOpenAI;
@@ -55,6 +58,14 @@ describeE2E('next-app example in a browser', () => {
       screenshot: join(root, 'test-results/e2e/next-app-chat.png'),
     });
   }, 120_000);
+
+  it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {
+    const pid = app.child.pid!;
+    expect(await listSandboxContainers({ docker: new Docker(), pid })).not.toEqual([]);
+    await app.stop();
+    expect(app.child.exitCode).toBe(0);
+    expect(await listSandboxContainers({ docker: new Docker(), pid })).toEqual([]);
+  }, 30_000);
 });
 
 // `next start` needs a port number; ask the OS for a free one.

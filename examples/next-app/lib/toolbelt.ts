@@ -21,8 +21,8 @@ const cache = globalThis as typeof globalThis & { __aiToolbelt?: Promise<Toolbel
 
 /**
  * The process-wide toolbelt, created on first use and shared by every request
- * (MCP connections own child processes; never open them per request). Closed
- * when the process is asked to stop.
+ * (MCP connections own child processes; never open them per request). See
+ * {@link closeToolbelt} for shutdown.
  *
  * @example
  * ```ts
@@ -42,10 +42,23 @@ async function openToolbelt(): Promise<Toolbelt> {
     connectMcpServers({ servers: await loadServers() }),
     openSandbox(),
   ]);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void Promise.allSettled([toolbox.close(), python.sandbox?.close()]));
-  }
   return { toolbox, ...python };
+}
+
+/**
+ * Ends the MCP child processes and removes the sandbox's containers, if the
+ * toolbelt was ever opened; `instrumentation.ts` calls it on SIGINT/SIGTERM.
+ *
+ * @example
+ * ```ts
+ * process.once('SIGTERM', async () => { await closeToolbelt(); process.exit(0); });
+ * ```
+ */
+export async function closeToolbelt(): Promise<void> {
+  const opening = cache.__aiToolbelt;
+  cache.__aiToolbelt = undefined;
+  const toolbelt = await opening?.catch(() => undefined);
+  await Promise.allSettled([toolbelt?.toolbox.close(), toolbelt?.sandbox?.close()]);
 }
 
 // MCP_CONFIG or ./mcp.config.json: `{ servers: { name: { command, args } | { url } } }`.

@@ -61,7 +61,10 @@ describeE2E('next-app example in a browser', () => {
 
   it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {
     const pid = app.child.pid!;
-    expect(await listSandboxContainers({ docker: new Docker(), pid })).not.toEqual([]);
+    // The warm pool refills after each run; wait until it holds a container to clean up.
+    await expect
+      .poll(() => listSandboxContainers({ docker: new Docker(), pid }), { timeout: 15_000 })
+      .not.toEqual([]);
     await app.stop();
     expect(app.child.exitCode).toBe(0);
     expect(await listSandboxContainers({ docker: new Docker(), pid })).toEqual([]);

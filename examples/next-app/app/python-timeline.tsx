@@ -35,8 +35,13 @@ export function PythonTimeline({ part, history }: { part: PythonPart; history: P
   const attempts = [...(history.get(part.toolCallId)?.values() ?? [])].sort(
     (a, b) => a.attempt - b.attempt,
   );
-  const last = attempts.at(-1);
-  const code = last && 'code' in last ? last.code : part.input?.code;
+  // A failed call ends as a tool error. If its `failed` state streamed by between
+  // two renders, the error stands in for the attempt that was last seen running.
+  const failedLate = part.state === 'output-error' && attempts.at(-1)?.state !== 'failed';
+  const unfinished =
+    failedLate && attempts.at(-1)?.state !== 'success' ? attempts.pop() : undefined;
+  const shown = unfinished ?? attempts.at(-1);
+  const code = shown && 'code' in shown ? shown.code : part.input?.code;
   return (
     <div className="python" data-tool-call-id={part.toolCallId}>
       <details className="tool">
@@ -53,10 +58,9 @@ export function PythonTimeline({ part, history }: { part: PythonPart; history: P
       {attempts.map(output => (
         <Attempt key={output.attempt} output={output} />
       ))}
-      {/* A failed call ends as a tool error; show it unless its failed state was already seen. */}
-      {part.state === 'output-error' && last?.state !== 'failed' ? (
+      {failedLate ? (
         <div className="repair" data-state="failed">
-          <strong>Python attempt {(last?.attempt ?? 0) || ''} failed</strong>
+          <strong>Python attempt {unfinished?.attempt ?? ''} failed</strong>
           <pre className="attempt-error">{part.errorText}</pre>
         </div>
       ) : null}

@@ -76,6 +76,12 @@ export async function playWeatherScenario({
     .poll(() => answer.textContent(), { timeout: STEP_TIMEOUT_MS })
     .toContain(`was ${EXPECTED_AVERAGE} °C`);
 
+  // One row per attempt, none left looking unfinished once the answer is in.
+  expect(await page.locator('.repair[data-state="failed"]').count()).toBe(1);
+  expect(await page.locator('.repair[data-state="success"]').count()).toBe(1);
+  expect(await page.locator('.repair[data-state="running"]').count()).toBe(0);
+  expect(await failed.textContent()).toContain('attempt 1');
+
   // What reached the model: the narrowed tool list, and the trimmed error before the fix.
   const calls = fake.requests.slice(firstRequest).filter(request => request.api === 'chat');
   expect(calls).toHaveLength(4);

@@ -30,6 +30,7 @@ export function containerSpec({
   ttlMs,
   kind,
   openStdin,
+  init = false,
 }: {
   /** Resource and isolation settings. */
   limits: ContainerLimits;
@@ -41,6 +42,8 @@ export function containerSpec({
   kind: 'execute' | 'session';
   /** Keep stdin open for a single attach (code is sent on stdin). */
   openStdin: boolean;
+  /** Run Docker's init (tini) as PID 1 to reap orphans; long-lived session containers need it. */
+  init?: boolean;
 }): Docker.ContainerCreateOptions {
   return {
     Image: limits.image,
@@ -74,6 +77,7 @@ export function containerSpec({
       SecurityOpt: ['no-new-privileges'],
       LogConfig: { Type: 'none', Config: {} },
       AutoRemove: false,
+      Init: init,
     },
   };
 }

@@ -212,9 +212,16 @@ export class DockerSandbox implements Sandbox {
    */
   async createSession({
     ttlMs = 3_600_000,
+    pidsLimit = 1024,
   }: {
     /** The container kills itself after this long even if the session is never closed. */
     ttlMs?: number;
+    /**
+     * pids limit of the session's container. Higher than for one-use runs: under gVisor's
+     * ptrace platform the sandbox's host threads grow with every command a long session
+     * runs, and reaching the limit ends the whole sandbox (exit 2).
+     */
+    pidsLimit?: number;
   } = {}): Promise<DockerSandboxSession> {
     if (this.closed) throw new SandboxClosedError();
     if (typeof ttlMs !== 'number' || !(ttlMs >= 1_000) || !Number.isFinite(ttlMs)) {
@@ -224,11 +231,19 @@ export class DockerSandbox implements Sandbox {
         message: 'must be >= 1000',
       });
     }
+    if (typeof pidsLimit !== 'number' || !(pidsLimit >= 64)) {
+      throw new InvalidArgumentError({
+        argument: 'pidsLimit',
+        value: pidsLimit,
+        message: 'must be >= 64',
+      });
+    }
     await this.ready();
     const { dockerTimeoutMs, onCleanupError } = this.options;
     const session = await DockerSandboxSession.start({
       docker: this.docker,
       limits: this.limits!,
+      pidsLimit,
       ttlMs,
       dockerTimeoutMs,
       cleanup: new CleanupTracker({ dockerTimeoutMs, onCleanupError }),

@@ -104,17 +104,38 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
     expect(await child.wait()).toEqual({ exitCode: 0 });
   });
 
-  it('kills a spawned process tree', async () => {
+  it('kills a spawned process tree, even right after spawning it', async () => {
+    await session.writeTextFile({
+      path: 'ps.py',
+      content:
+        'import os\nfor p in os.listdir("/proc"):\n    if p.isdigit():\n' +
+        '        print(open(f"/proc/{p}/cmdline").read().replace("\\0", " "))\n',
+    });
     const child = await session.spawn({ command: 'sleep 300 & sleep 301; echo never' });
     const output = text(child.stdout);
     await child.kill();
     const { exitCode } = await child.wait();
     expect(exitCode).not.toBe(0);
     expect(await output).toBe('');
-    const left = await session.run({ command: 'ls /proc | grep -c "^[0-9]"' });
-    // Only the container's init (timeout + sleep) and this shell pipeline remain.
-    expect(Number(left.stdout)).toBeLessThanOrEqual(5);
+    const { stdout } = await session.run({ command: 'python3 ps.py' });
+    expect(stdout).toContain('sleep 3600s'); // the container's own init is listed...
+    expect(stdout).not.toMatch(/sleep 30[01]/); // ...the killed tree is not, not even as zombies
   });
+
+  it('stays up through many commands and kills (gVisor host threads stay under the pids limit)', async () => {
+    for (let i = 0; i < 30; i++) {
+      if (i % 3 === 0) {
+        const child = await session.spawn({ command: 'sleep 60 & sleep 61' });
+        await child.kill();
+        await child.wait();
+      } else {
+        expect(await session.run({ command: `echo ${i}` })).toMatchObject({
+          exitCode: 0,
+          stdout: `${i}\n`,
+        });
+      }
+    }
+  }, 120_000);
 
   it('works as experimental_sandbox for AI SDK tools', async () => {
     const model = scriptedModel([

@@ -12,7 +12,7 @@ import type { CleanupTracker } from '../cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from '../container-spec.ts';
 import { createContainer } from '../create-container.ts';
 import { dockerCall } from '../docker-call.ts';
-import { startExec } from './exec-process.ts';
+import { startExec, type ContainerExitWatch } from './exec-process.ts';
 import { fileOperation } from './file-helper.ts';
 
 const BASE_DIRECTORY = '/tmp';
@@ -41,6 +41,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   private readonly cleanup: CleanupTracker;
   private readonly dockerTimeoutMs: number;
   private closed = false;
+  /** Ends commands in flight when the container stops, whatever the reason. */
+  private readonly containerExit: ContainerExitWatch & { error: Error | undefined };
 
   private constructor({
     container,
@@ -56,6 +58,31 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     this.container = container;
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
+    const listeners = new Set<() => void>();
+    this.containerExit = {
+      error: undefined,
+      onExit: listener => {
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
+    };
+    // One long-poll per session. gVisor ends the sandbox (exit 2) when its host threads
+    // reach the pids limit; without this, commands in flight would hang.
+    void (container.wait() as Promise<{ StatusCode: number }>)
+      .then(
+        ({ StatusCode }) => StatusCode,
+        () => -1,
+      )
+      .then(status => {
+        const why = status === 2 ? ': gVisor ended the sandbox, e.g. at its pids limit' : '';
+        this.containerExit.error = new SandboxClosedError({
+          what: this.closed
+            ? 'sandbox session'
+            : `sandbox session (its container exited with status ${status}${why})`,
+        });
+        for (const listener of listeners) listener();
+        listeners.clear();
+      });
     this.description =
       `Isolated Linux sandbox (Debian, Python 3 as \`python3\`, POSIX sh; ${limits.runtime === 'runsc' ? 'gVisor' : limits.runtime}). ` +
       `No network access. Working directory ${BASE_DIRECTORY} (${limits.tmpfsMiB} MiB, files persist for this session); ` +
@@ -68,6 +95,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   static async start({
     docker,
     limits,
+    pidsLimit,
     ttlMs,
     dockerTimeoutMs,
     cleanup,
@@ -76,6 +104,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     docker: Docker;
     /** Image, runtime and resource limits. */
     limits: ContainerLimits;
+    /** The session's own pids limit (see `DockerSandbox#createSession`). */
+    pidsLimit: number;
     /** The container kills itself after this long (TTL wrapper). */
     ttlMs: number;
     /** Deadline of each Docker call. */
@@ -85,11 +115,14 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   }): Promise<DockerSandboxSession> {
     const seconds = `${Math.ceil(ttlMs / 1000)}s`;
     const spec = containerSpec({
-      limits,
+      limits: { ...limits, pidsLimit },
       cmd: ['timeout', '-s', 'KILL', seconds, 'sleep', seconds],
       ttlMs,
       kind: 'session',
       openStdin: false,
+      // Killed commands leave orphans; `timeout`/`sleep` as PID 1 would never reap them,
+      // and zombies would use up the pids limit.
+      init: true,
     });
     const container = await createContainer({ docker, spec, dockerTimeoutMs, cleanup });
     try {
@@ -107,6 +140,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
 
   private resolve(path: string, argument = 'path'): string {
     if (this.closed) throw new SandboxClosedError({ what: 'sandbox session' });
+    if (this.containerExit.error !== undefined) throw this.containerExit.error;
     if (typeof path !== 'string' || path.length === 0 || path.includes('\0')) {
       throw new InvalidArgumentError({
         argument,
@@ -129,6 +163,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       input,
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
+      containerExit: this.containerExit,
     });
   }
 
@@ -151,6 +186,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       stdin,
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
+      containerExit: this.containerExit,
     });
     const child: SandboxProcess = {
       stdout: handle.stdout,

@@ -6,31 +6,58 @@ import { FrameDemuxer } from '../frame-demuxer.ts';
 /** Runs `command` through `sh -c` after recording the shell's PID, so `kill` can find the tree. */
 const WRAPPER = 'echo $$ > "$0"; exec sh -c "$1"';
 
-/** Kills the process recorded in a PID file and all its descendants (deepest first). */
-const KILL_TREE = `import os, signal, sys
-try:
-    root = int(open(sys.argv[1]).read())
-except (OSError, ValueError):
-    sys.exit(0)
-children = {}
-for name in os.listdir("/proc"):
-    if name.isdigit():
-        try:
-            ppid = int(open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-order, todo = [], [root]
-while todo:
-    pid = todo.pop()
-    order.append(pid)
-    todo.extend(children.get(pid, []))
-for pid in reversed(order):
+/**
+ * Kills the process recorded in a PID file and all its descendants. Waits briefly for the
+ * PID file (kill() may race the command's start), then freezes the tree with SIGSTOP until
+ * no new process appears (so nothing forks or gets re-parented mid-kill), then SIGKILLs it.
+ */
+const KILL_TREE = `import os, signal, sys, time
+deadline = time.monotonic() + 5
+while True:
     try:
-        os.kill(pid, signal.SIGKILL)
+        root = int(open(sys.argv[1]).read())
+        break
+    except (OSError, ValueError):
+        if time.monotonic() > deadline:
+            sys.exit(0)
+        time.sleep(0.01)
+def send(pid, sig):
+    try:
+        os.kill(pid, sig)
     except OSError:
         pass
+frozen = set()
+while True:
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                ppid = int(open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    new = [pid for pid in tree if pid not in frozen]
+    if not new:
+        break
+    for pid in new:
+        send(pid, signal.SIGSTOP)
+        frozen.add(pid)
+for pid in frozen:
+    send(pid, signal.SIGKILL)
 `;
+
+/** Lets exec'd processes learn that their container stopped. */
+export type ContainerExitWatch = {
+  /** Set once the container has stopped: the error to report. */
+  readonly error: Error | undefined;
+  /** Calls `listener` when the container stops; returns an unsubscribe function. */
+  onExit(listener: () => void): () => void;
+};
 
 /** A process started with `docker exec`: demultiplexed output as web streams, exit code, kill. */
 export type ExecHandle = {
@@ -61,6 +88,7 @@ export async function startExec({
   stdin = false,
   abortSignal,
   dockerTimeoutMs,
+  containerExit,
 }: {
   /** The session's running container. */
   container: Docker.Container;
@@ -78,6 +106,11 @@ export async function startExec({
   abortSignal?: AbortSignal;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
+  /**
+   * Tells when the container stops. When gVisor ends the whole sandbox, Docker never
+   * closes the exec streams; this is what ends them.
+   */
+  containerExit: ContainerExitWatch;
 }): Promise<ExecHandle> {
   abortSignal?.throwIfAborted();
   const pidFile = `/tmp/.ai-toolbelt-pid-${Math.random().toString(36).slice(2)}`;
@@ -139,6 +172,7 @@ export async function startExec({
     socket.on('error', finish);
   });
   socket.on('data', (data: Buffer) => demuxer.push(data));
+  const unsubscribe = containerExit.onExit(() => socket.destroy());
   if (!stdin) socket.end();
 
   let killed: Promise<void> | undefined;
@@ -150,6 +184,7 @@ export async function startExec({
           argv: ['python3', '-c', KILL_TREE, pidFile],
           workingDirectory: '/tmp',
           dockerTimeoutMs,
+          containerExit,
         })
           .then(killer => killer.wait())
           .then(() => undefined);
@@ -162,6 +197,8 @@ export async function startExec({
     await ended;
     abortSignal?.removeEventListener('abort', onAbort);
     abortSignal?.throwIfAborted();
+    unsubscribe();
+    if (containerExit.error !== undefined) throw containerExit.error;
     // The exit code can lag the end of the stream by a moment.
     for (let attempt = 0; ; attempt++) {
       const info = await dockerCall({

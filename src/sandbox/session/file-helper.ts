@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { SandboxFileError } from '../../errors/sandbox-file-error.ts';
-import { startExec } from './exec-process.ts';
+import { startExec, type ContainerExitWatch } from './exec-process.ts';
 
 /**
  * File operations run inside the session's container by one small Python program, so
@@ -55,6 +55,7 @@ export async function fileOperation({
   input,
   abortSignal,
   dockerTimeoutMs,
+  containerExit,
   maxBytes = 256 * 1024 * 1024,
 }: {
   /** The session's running container. */
@@ -69,6 +70,8 @@ export async function fileOperation({
   abortSignal?: AbortSignal;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
+  /** Tells when the container stops (see `startExec`). */
+  containerExit: ContainerExitWatch;
   /** Largest result accepted. */
   maxBytes?: number;
 }): Promise<Buffer | null> {
@@ -79,13 +82,14 @@ export async function fileOperation({
     stdin: input !== undefined,
     abortSignal,
     dockerTimeoutMs,
+    containerExit,
   });
   const writing = input !== undefined && handle.stdin ? input.pipeTo(handle.stdin) : undefined;
   const [stdout, stderr] = await Promise.all([
     readAll(handle.stdout, maxBytes),
     readAll(handle.stderr, 64 * 1024),
   ]);
-  await writing;
+  await writing?.catch(() => {});
   const { exitCode } = await handle.wait();
   if (exitCode === 0) return stdout;
   if (exitCode === 3) return null;

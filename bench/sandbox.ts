@@ -161,7 +161,7 @@ console.log(
     coldP90Ms: round(percentile(coldTimes, 0.9)),
     warmP50Ms: round(warmP50),
     warmP90Ms: round(percentile(warmRun.times, 0.9)),
-    warmOverCold: round((warmP50 / coldP50) * 100) / 100,
+    warmOverCold: Math.round((warmP50 / coldP50) * 1000) / 1000,
     sustainedPerSec: round(sustainedRun.perSec),
     sustainedRuns: sustainedRun.count,
     engineFloorPerSec: round(floorPerSec),

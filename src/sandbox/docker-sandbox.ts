@@ -154,6 +154,7 @@ export class DockerSandbox implements Sandbox {
     }
     abortSignal?.throwIfAborted();
     await this.ready();
+    if (this.closed) throw new SandboxClosedError();
 
     // close() aborts runs in flight through this controller.
     const controller = new AbortController();

@@ -18,6 +18,7 @@ export class WarmPool {
   private readonly waiters: Waiter[] = [];
   private starting = 0;
   private closed = false;
+  private closedReason: unknown;
   private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly ageTimer: NodeJS.Timeout;
@@ -65,6 +66,7 @@ export class WarmPool {
 
   /** Hands out a started container; waits for one if none is idle. */
   acquire(abortSignal?: AbortSignal): Promise<SandboxContainer> {
+    if (this.closed) return Promise.reject(this.closedReason);
     this.recycle();
     const ready = this.idle.shift();
     if (ready !== undefined) {
@@ -163,6 +165,7 @@ export class WarmPool {
   /** Stops refilling, removes idle containers, fails waiters, and waits for starts in flight. */
   async close(reason: unknown): Promise<void> {
     this.closed = true;
+    this.closedReason = reason;
     clearInterval(this.ageTimer);
     clearTimeout(this.retryTimer);
     for (const container of this.idle.splice(0)) container.discard(this.cleanup);

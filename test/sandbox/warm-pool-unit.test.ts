@@ -127,5 +127,6 @@ describe('WarmPool (fake containers)', () => {
     for (const start of h.pending.splice(0)) start.resolve(late);
     await closing;
     expect(late.discarded).toBe(true);
+    await expect(h.pool.acquire()).rejects.toThrow('closed');
   });
 });

@@ -140,12 +140,17 @@ export async function startExec({
   const controllers: Partial<
     Record<'stdout' | 'stderr', ReadableStreamDefaultController<Uint8Array>>
   > = {};
+  // Up to 1 MiB per stream is buffered before the socket is paused, so a caller that reads
+  // one stream (or only waits) is not stalled by a little output on the other.
   const makeStream = (name: 'stdout' | 'stderr') =>
-    new ReadableStream<Uint8Array>({
-      start: controller => void (controllers[name] = controller),
-      pull: () => void socket.resume(),
-      cancel: () => void (controllers[name] = undefined),
-    });
+    new ReadableStream<Uint8Array>(
+      {
+        start: controller => void (controllers[name] = controller),
+        pull: () => void socket.resume(),
+        cancel: () => void (controllers[name] = undefined),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }),
+    );
   const stdout = makeStream('stdout');
   const stderr = makeStream('stderr');
   const demuxer = new FrameDemuxer({

@@ -2,7 +2,14 @@ import Docker from 'dockerode';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 
-/** Options of `DockerSandbox`. Every one has a safe default. */
+/**
+ * Options of `DockerSandbox`. Every one has a safe default.
+ *
+ * @example
+ * ```ts
+ * const options: DockerSandboxOptions = { warmPoolSize: 4, maxOutputBytes: 256 * 1024 };
+ * ```
+ */
 export type DockerSandboxOptions = {
   /** Docker client; default: from DOCKER_HOST or the local socket. */
   docker?: Docker;

@@ -1,6 +1,14 @@
 import { hostname } from 'node:os';
 
-/** Every sandbox container carries this label; `docker ps -a --filter label=ai-toolbelt.sandbox` finds them. */
+/**
+ * Every sandbox container carries this label; `docker ps -a --filter label=ai-toolbelt.sandbox`
+ * finds them.
+ *
+ * @example
+ * ```ts
+ * const all = await docker.listContainers({ all: true, filters: { label: [SANDBOX_LABEL] } });
+ * ```
+ */
 export const SANDBOX_LABEL = 'ai-toolbelt.sandbox';
 /** Host name of the process that made the container. */
 export const HOST_LABEL = 'ai-toolbelt.sandbox.host';

@@ -9,6 +9,11 @@
  * - `output-limit`: printed more than the per-stream cap; the container was killed.
  * - `crashed`: died without reporting, e.g. killed by a signal, or the gVisor sandbox
  *   itself ended (a fork bomb does that: exit 2, no output).
+ *
+ * @example
+ * ```ts
+ * const retryable = (status: SandboxStatus) => status === 'error' || status === 'timeout';
+ * ```
  */
 export type SandboxStatus = 'success' | 'error' | 'timeout' | 'oom' | 'output-limit' | 'crashed';
 

@@ -6,3 +6,11 @@ export * from './middleware/index.ts';
 export * from './python/index.ts';
 export * from './repair/index.ts';
 export * from './retrieval/index.ts';
+// Types only: the sandbox implementation (dockerode) stays behind `ai-toolbelt/sandbox`.
+export type {
+  Sandbox,
+  SandboxExecuteOptions,
+  SandboxOutputChunk,
+  SandboxResult,
+  SandboxStatus,
+} from './sandbox/types.ts';

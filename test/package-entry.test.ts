@@ -53,6 +53,18 @@ describe('package entry', () => {
         }),
       McpTimeoutError: () =>
         new root.McpTimeoutError({ server: 's', operation: 'tools/call', timeoutMs: 5 }),
+      CodeTooLargeError: () => new root.CodeTooLargeError({ bytes: 2, maxBytes: 1 }),
+      DockerTimeoutError: () =>
+        new root.DockerTimeoutError({ operation: 'container start', timeoutMs: 5 }),
+      SandboxCleanupError: () =>
+        new root.SandboxCleanupError({ containerIds: ['c'], causes: [new Error('x')] }),
+      SandboxClosedError: () => new root.SandboxClosedError(),
+      SandboxFileError: () =>
+        new root.SandboxFileError({ operation: 'read', path: '/tmp/x', message: 'm' }),
+      SandboxRuntimeMissingError: () =>
+        new root.SandboxRuntimeMissingError({ runtime: 'runsc', available: ['runc'] }),
+      SandboxUnavailableError: () =>
+        new root.SandboxUnavailableError({ reason: 'image-missing', message: 'm' }),
       McpToolError: () =>
         new root.McpToolError({ server: 's', tool: 't', message: 'm', content: [] }),
     };

@@ -1,5 +1,7 @@
 export { CatalogFormatError } from './catalog-format-error.ts';
+export { CodeTooLargeError } from './code-too-large-error.ts';
 export { DimensionMismatchError } from './dimension-mismatch-error.ts';
+export { DockerTimeoutError } from './docker-timeout-error.ts';
 export { DuplicateToolError } from './duplicate-tool-error.ts';
 export { InvalidArgumentError } from './invalid-argument-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';
@@ -7,5 +9,10 @@ export { McpPaginationError } from './mcp-pagination-error.ts';
 export { McpTimeoutError } from './mcp-timeout-error.ts';
 export { McpToolError } from './mcp-tool-error.ts';
 export { PythonExecutionError } from './python-execution-error.ts';
+export { SandboxCleanupError } from './sandbox-cleanup-error.ts';
+export { SandboxClosedError } from './sandbox-closed-error.ts';
+export { SandboxFileError } from './sandbox-file-error.ts';
+export { SandboxRuntimeMissingError } from './sandbox-runtime-missing-error.ts';
+export { SandboxUnavailableError } from './sandbox-unavailable-error.ts';
 export { ToolbeltError } from './toolbelt-error.ts';
 export { UsageError } from './usage-error.ts';

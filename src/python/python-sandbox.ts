@@ -1,21 +1,11 @@
+import type { Sandbox, SandboxResult } from '../sandbox/types.ts';
+
 /**
- * What the python tool needs from a sandbox; `DockerSandbox` from
- * `ai-toolbelt/sandbox` provides it. Errors of the user's code are results
- * (`status`), not exceptions: only infrastructure failures throw.
+ * What the python tool needs from a sandbox: `execute`. `DockerSandbox` from
+ * `ai-toolbelt/sandbox` provides it; errors of the user's code are results
+ * (`status`), and only infrastructure failures throw.
  */
-export interface PythonSandbox {
-  execute(
-    code: string,
-    options?: { timeoutMs?: number; abortSignal?: AbortSignal },
-  ): Promise<PythonRunResult>;
-}
+export type PythonSandbox = Pick<Sandbox, 'execute'>;
 
 /** The outcome of one run. */
-export type PythonRunResult = {
-  status: 'success' | 'error' | 'timeout' | 'oom' | 'output-limit' | 'crashed';
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  durationMs: number;
-};
+export type PythonRunResult = SandboxResult;

@@ -121,7 +121,7 @@ export function pythonTool({
           return;
         }
         const status = result.status as FailureStatus;
-        const error = describeFailure(status, result.stderr, timeoutMs);
+        const error = describeFailure(status, result, timeoutMs);
         const fingerprint = status === 'error' ? errorFingerprint(result.stderr) : status;
         const { decision, reason } = await decideRepair({
           failure: { attempt, status, error, fingerprint, code: current },
@@ -157,11 +157,24 @@ export function pythonTool({
   });
 }
 
-function describeFailure(status: FailureStatus, stderr: string, timeoutMs: number): string {
+// Enough of a killed run's last output to tell where it was stuck.
+const LAST_OUTPUT_CHARS = 500;
+
+function describeFailure(
+  status: FailureStatus,
+  { stdout, stderr }: { stdout: string; stderr: string },
+  timeoutMs: number,
+): string {
   const trimmed = trimError(stderr);
   switch (status) {
-    case 'timeout':
-      return `Timed out after ${timeoutMs} ms and was stopped.${trimmed ? `\n${trimmed}` : ''}`;
+    case 'timeout': {
+      const last = stdout.trimEnd().slice(-LAST_OUTPUT_CHARS);
+      return [
+        `Timed out after ${timeoutMs} ms and was stopped.`,
+        ...(last ? [`Its last output:\n${last}`] : []),
+        ...(trimmed ? [trimmed] : []),
+      ].join('\n');
+    }
     case 'oom':
       return 'Ran out of memory and was stopped (the sandbox allows 256 MiB).';
     case 'output-limit':

@@ -56,7 +56,7 @@ export function createEmbeddingCache({
 
   const load = (): Promise<void> => {
     if (path === undefined) return Promise.resolve();
-    loaded ??= readFile(path, 'utf8').then(
+    loaded ??= readFile(/* turbopackIgnore: true */ path, 'utf8').then(
       text => {
         for (const line of text.split('\n')) {
           const entry = parseLine(line);

@@ -152,7 +152,9 @@ describe('python tool, agent mode (default)', () => {
       prompt: 'loop',
       stopWhen: stepCountIs(5),
     });
-    expect(errorTexts(model)).toEqual([`Timed out after 2000 ms and was stopped.\n${HALT_MARKER}`]);
+    expect(errorTexts(model)).toEqual([
+      `Timed out after 2000 ms and was stopped.\nIts last output:\nstarted\n${HALT_MARKER}`,
+    ]);
     expect(model.toolNamesPerCall()[1]).toEqual([]);
     expect(result.steps[0]!.content.find(p => p.type === 'tool-error')).toBeDefined();
   });

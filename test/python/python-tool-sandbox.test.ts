@@ -1,0 +1,143 @@
+import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
+import { pythonTool } from '../../src/python/python-tool.ts';
+import { HALT_MARKER } from '../../src/python/python-tool-output.ts';
+import { DockerSandbox } from '../../src/sandbox/index.ts';
+import { scriptedModel } from '../helpers/scripted-model.ts';
+import {
+  SANDBOX_IMAGE,
+  describeSandbox,
+  docker,
+  expectNoLeakedContainers,
+} from '../sandbox/sandbox-availability.ts';
+
+// The python tool and its repair loop against the real Docker + gVisor sandbox:
+// real CPython tracebacks, real timeouts. Only the language model is scripted.
+describeSandbox('python tool on the real sandbox', () => {
+  let sandbox: DockerSandbox;
+
+  beforeAll(async () => {
+    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 2 });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await expectNoLeakedContainers();
+  });
+
+  const errorTexts = (model: ReturnType<typeof scriptedModel>): string[] =>
+    model.calls
+      .at(-1)!
+      .prompt.flatMap(m =>
+        m.role === 'tool'
+          ? m.content.flatMap(p =>
+              p.type === 'tool-result' && p.output.type === 'error-text' ? [p.output.value] : [],
+            )
+          : [],
+      );
+
+  it('agent mode: the model sees the real traceback, fixes the code, and gets stdout', async () => {
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          {
+            name: 'python',
+            input: { code: 'temps = [12, 15, 18]\nprint(sum(temps) / len(high))' },
+          },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'python',
+            input: { code: 'temps = [12, 15, 18]\nprint(sum(temps) / len(temps))' },
+          },
+        ],
+      },
+      { text: 'The mean is 15.0' },
+    ]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: repairGuardMiddleware() }),
+      tools: { python: pythonTool({ sandbox }) },
+      prompt: 'mean temperature?',
+      stopWhen: stepCountIs(5),
+    });
+    const [error] = errorTexts(model);
+    expect(error).toMatch(
+      /^Traceback \(most recent call last\):\n {2}File ".*", line 2, in <module>\n/,
+    );
+    expect(error).toMatch(/NameError: name 'high' is not defined$/);
+    expect(result.steps[1]!.toolResults[0]!.output).toMatchObject({
+      state: 'success',
+      attempt: 2,
+      stdout: '15.0\n',
+    });
+    expect(result.text).toBe('The mean is 15.0');
+  });
+
+  it('halts on a repeated real error even when its line moves', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(1 / 0)' } }] },
+      { toolCalls: [{ name: 'python', input: { code: 'x = 0\n\nprint(1 / x)' } }] },
+      { text: 'Division by zero.' },
+    ]);
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: repairGuardMiddleware() }),
+      tools: { python: pythonTool({ sandbox }) },
+      prompt: 'divide',
+      stopWhen: stepCountIs(5),
+    });
+    const errors = errorTexts(model);
+    expect(errors).toHaveLength(2);
+    expect(errors[1]).toContain('ZeroDivisionError: division by zero');
+    expect(errors[1]).toContain(HALT_MARKER);
+    expect(model.toolNamesPerCall()[2]).toEqual([]);
+  });
+
+  it('does not repair a real timeout, and the loop is killed', async () => {
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'python', input: { code: 'print("start", flush=True)\nwhile True: pass' } },
+        ],
+      },
+      { text: 'too slow' },
+    ]);
+    const started = Date.now();
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: repairGuardMiddleware() }),
+      tools: { python: pythonTool({ sandbox, timeoutMs: 1_500 }) },
+      prompt: 'loop',
+      stopWhen: stepCountIs(5),
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(errorTexts(model)).toEqual([
+      `Timed out after 1500 ms and was stopped.\nIts last output:\nstart\n${HALT_MARKER}`,
+    ]);
+    expect(result.text).toBe('too slow');
+  });
+
+  it('inline mode: a repair model fixes real code', async () => {
+    const repairModel = scriptedModel([
+      { text: 'Fixed:\n```python\nimport math\nprint(math.sqrt(16))\n```' },
+    ]);
+    const main = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(math.sqrt(16))' } }] },
+      { text: '4.0' },
+    ]);
+    const result = await generateText({
+      model: main,
+      tools: { python: pythonTool({ sandbox, repair: { model: repairModel } }) },
+      prompt: 'sqrt 16',
+      stopWhen: stepCountIs(3),
+    });
+    expect(JSON.stringify(repairModel.calls[0]!.prompt)).toContain(
+      "NameError: name 'math' is not defined",
+    );
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({
+      state: 'success',
+      attempts: 2,
+      stdout: '4.0\n',
+    });
+  });
+});

@@ -83,3 +83,16 @@ export function scriptedModel(
     toolNamesPerCall: () => calls.map(call => (call.tools ?? []).map(tool => tool.name)),
   });
 }
+
+/** The error texts the model received for tool calls, as of its latest call. */
+export function errorTexts(model: { calls: LanguageModelV4CallOptions[] }): string[] {
+  return (model.calls.at(-1)?.prompt ?? []).flatMap(message =>
+    message.role === 'tool'
+      ? message.content.flatMap(part =>
+          part.type === 'tool-result' && part.output.type === 'error-text'
+            ? [part.output.value]
+            : [],
+        )
+      : [],
+  );
+}

@@ -4,7 +4,7 @@ import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middlew
 import { pythonTool } from '../../src/python/python-tool.ts';
 import { HALT_MARKER } from '../../src/python/python-tool-output.ts';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
-import { scriptedModel } from '../helpers/scripted-model.ts';
+import { errorTexts, scriptedModel } from '../helpers/scripted-model.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,
@@ -24,17 +24,6 @@ describeSandbox('python tool on the real sandbox', () => {
     await sandbox?.close();
     await expectNoLeakedContainers();
   });
-
-  const errorTexts = (model: ReturnType<typeof scriptedModel>): string[] =>
-    model.calls
-      .at(-1)!
-      .prompt.flatMap(m =>
-        m.role === 'tool'
-          ? m.content.flatMap(p =>
-              p.type === 'tool-result' && p.output.type === 'error-text' ? [p.output.value] : [],
-            )
-          : [],
-      );
 
   it('agent mode: the model sees the real traceback, fixes the code, and gets stdout', async () => {
     const model = scriptedModel([

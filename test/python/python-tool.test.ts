@@ -13,7 +13,7 @@ import { pythonTool } from '../../src/python/python-tool.ts';
 import { HALT_MARKER } from '../../src/python/python-tool-output.ts';
 import { repairTimeline } from '../../src/python/repair-timeline.ts';
 import { fakeSandbox, traceback } from '../helpers/fake-sandbox.ts';
-import { scriptedModel } from '../helpers/scripted-model.ts';
+import { errorTexts, scriptedModel } from '../helpers/scripted-model.ts';
 
 const ok = (stdout: string) => ({ status: 'success' as const, stdout });
 const fails = (line: number, exception: string) => ({
@@ -21,18 +21,6 @@ const fails = (line: number, exception: string) => ({
   exitCode: 1,
   stderr: traceback(line, exception),
 });
-
-/** The error texts the model received for python calls, in order. */
-function errorTexts(model: ReturnType<typeof scriptedModel>): string[] {
-  const last = model.calls.at(-1)!;
-  return last.prompt.flatMap(m =>
-    m.role === 'tool'
-      ? m.content.flatMap(p =>
-          p.type === 'tool-result' && p.output.type === 'error-text' ? [p.output.value] : [],
-        )
-      : [],
-  );
-}
 
 describe('python tool, agent mode (default)', () => {
   it('returns stdout on the first try', async () => {

@@ -1,7 +1,9 @@
+import { WaitQueue } from './wait-queue.ts';
+
 /** A counting semaphore whose waits can be aborted; used to bound concurrent runs. */
 export class Semaphore {
   private available: number;
-  private readonly waiters: Array<{ grant: () => void; fail: (reason: unknown) => void }> = [];
+  private readonly waiters = new WaitQueue<void>();
 
   constructor({ permits }: { /** How many holders at once. */ permits: number }) {
     this.available = permits;
@@ -14,25 +16,7 @@ export class Semaphore {
       this.available--;
       return this.releaser();
     }
-    await new Promise<void>((resolve, reject) => {
-      const waiter = {
-        grant: () => {
-          abortSignal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        fail: (reason: unknown) => {
-          abortSignal?.removeEventListener('abort', onAbort);
-          reject(reason);
-        },
-      };
-      const onAbort = () => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        reject(abortSignal?.reason);
-      };
-      abortSignal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
+    await this.waiters.wait(abortSignal);
     return this.releaser();
   }
 
@@ -41,14 +25,13 @@ export class Semaphore {
     return () => {
       if (released) return;
       released = true;
-      const next = this.waiters.shift();
-      if (next !== undefined) next.grant();
-      else this.available++;
+      // A waiter takes the permit over; otherwise it goes back.
+      if (!this.waiters.resolveNext(undefined)) this.available++;
     };
   }
 
   /** Rejects every waiter with `reason`. */
   rejectAll(reason: unknown): void {
-    for (const waiter of this.waiters.splice(0)) waiter.fail(reason);
+    this.waiters.rejectAll(reason);
   }
 }

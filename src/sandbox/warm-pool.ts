@@ -1,10 +1,6 @@
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
-
-type Waiter = {
-  resolve: (container: SandboxContainer) => void;
-  reject: (error: unknown) => void;
-};
+import { WaitQueue } from './wait-queue.ts';
 
 /**
  * Keeps `size` one-use containers started and waiting for code, and hands them out in
@@ -15,7 +11,7 @@ type Waiter = {
  */
 export class WarmPool {
   private readonly idle: SandboxContainer[] = [];
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters = new WaitQueue<SandboxContainer>();
   private starting = 0;
   private closed = false;
   private closedReason: unknown;
@@ -73,26 +69,9 @@ export class WarmPool {
       this.pump();
       return Promise.resolve(ready);
     }
-    return new Promise<SandboxContainer>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: container => {
-          abortSignal?.removeEventListener('abort', onAbort);
-          resolve(container);
-        },
-        reject: error => {
-          abortSignal?.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      };
-      const onAbort = () => {
-        const index = this.waiters.indexOf(waiter);
-        if (index >= 0) this.waiters.splice(index, 1);
-        reject(abortSignal?.reason);
-      };
-      abortSignal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(waiter);
-      this.pump();
-    });
+    const container = this.waiters.wait(abortSignal);
+    this.pump();
+    return container;
   }
 
   /** Starts containers until idle + starting covers the pool size and the waiters. */
@@ -118,19 +97,15 @@ export class WarmPool {
       container.discard(this.cleanup);
       return;
     }
-    const waiter = this.waiters.shift();
-    if (waiter !== undefined) waiter.resolve(container);
-    else this.idle.push(container);
+    if (!this.waiters.resolveNext(container)) this.idle.push(container);
     this.pump();
   }
 
   private onFailed(error: unknown): void {
     this.starting--;
     if (this.closed) return;
-    const waiter = this.waiters.shift();
-    if (waiter !== undefined) {
-      // Someone is waiting: they get the error (it is an infrastructure failure).
-      waiter.reject(error);
+    // Someone is waiting: they get the error (it is an infrastructure failure).
+    if (this.waiters.rejectNext(error)) {
       this.pump();
       return;
     }
@@ -169,7 +144,7 @@ export class WarmPool {
     clearInterval(this.ageTimer);
     clearTimeout(this.retryTimer);
     for (const container of this.idle.splice(0)) container.discard(this.cleanup);
-    for (const waiter of this.waiters.splice(0)) waiter.reject(reason);
+    this.waiters.rejectAll(reason);
     while (this.startsDone.size > 0) await Promise.all([...this.startsDone]);
   }
 }

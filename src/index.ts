@@ -10,6 +10,9 @@ export * from './retrieval/index.ts';
 export type {
   Sandbox,
   SandboxExecuteOptions,
+  SandboxFile,
+  SandboxImage,
+  SandboxInputFile,
   SandboxOutputChunk,
   SandboxResult,
   SandboxStatus,

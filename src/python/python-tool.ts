@@ -7,7 +7,11 @@ import { errorFingerprint } from '../repair/error-fingerprint.ts';
 import { repairCode } from '../repair/repair-code.ts';
 import { type FailureStatus, type RepairPolicy, decideRepair } from '../repair/repair-policy.ts';
 import { trimError } from '../repair/trim-error.ts';
+import type { SandboxInputFile } from '../sandbox/types.ts';
+import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
+import { pythonModelOutput } from './python-model-output.ts';
 import type { PythonSandbox } from './python-sandbox.ts';
+import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
 import {
   HALT_MARKER,
   type PythonAttemptEvent,
@@ -31,15 +35,34 @@ export type PythonToolOptions = RepairPolicy & {
   toolName?: string;
   /** Longest stdout handed to the model; the rest is cut with a note. */
   maxOutputChars?: number;
-  /** Every streamed state, e.g. to write `data-repair` parts (see `repairTimeline`). */
+  /**
+   * Every streamed state, e.g. to write `data-repair` parts (see `repairTimeline`); image
+   * and file bytes are left out (the tool output has them).
+   */
   onAttempt?: (event: PythonAttemptEvent) => void;
-  /** The description the model reads. */
+  /**
+   * The description the model reads; by default it names the image's packages (from
+   * `sandbox.packages`) and, with `files`, where input files are.
+   */
   description?: string;
+  /**
+   * Files placed under /tmp before every run, e.g. what the user attached (see
+   * `pythonAttachments`); a function is called per run.
+   */
+  files?:
+    | readonly SandboxInputFile[]
+    | ((context: {
+        toolCallId: string;
+      }) => readonly SandboxInputFile[] | Promise<readonly SandboxInputFile[]>);
+  /** Stores images and files and returns their URLs; without it they travel inline as base64. */
+  saveArtifact?: SaveArtifact;
+  /**
+   * Give the model the images as image content (it can then read the chart). Models that
+   * take no images in tool results need `toolResultImagesMiddleware()`, which swaps them
+   * for a short text.
+   */
+  modelImages?: boolean;
 };
-
-const DEFAULT_DESCRIPTION =
-  'Run Python 3 code in an isolated sandbox (no network, no files outside /tmp, limited time and memory) ' +
-  'and return what it prints to stdout. Print the values you need.';
 
 /**
  * The `python` tool: runs model-written code in a sandbox and streams each
@@ -64,7 +87,10 @@ export function pythonTool({
   toolName = 'python',
   maxOutputChars = 8_000,
   onAttempt,
-  description = DEFAULT_DESCRIPTION,
+  description,
+  files,
+  saveArtifact,
+  modelImages = true,
   ...policy
 }: PythonToolOptions) {
   if (sandbox == null || typeof sandbox.execute !== 'function') {
@@ -82,17 +108,46 @@ export function pythonTool({
     });
   }
 
+  if (files !== undefined && typeof files !== 'function' && !Array.isArray(files)) {
+    throw new InvalidArgumentError({
+      argument: 'files',
+      value: files,
+      message: 'expected an array of { path, data } or a function returning one',
+    });
+  }
+  const packagesOf = (sandbox as { packages?: readonly string[] }).packages;
+
   return tool({
-    description,
+    // A getter: `DockerSandbox.packages` is known once the sandbox is ready, after this runs.
+    get description() {
+      return (
+        description ??
+        pythonToolDescription({
+          base: BASE_DESCRIPTION,
+          packages: (sandbox as { packages?: readonly string[] }).packages ?? packagesOf,
+          inputFiles: files !== undefined,
+        })
+      );
+    },
     inputSchema: z.object({ code: z.string().describe('The complete Python 3 program to run.') }),
     async *execute(
       { code },
       { toolCallId, messages, abortSignal },
     ): AsyncGenerator<PythonToolOutput> {
       const emit = (output: PythonToolOutput): PythonToolOutput => {
-        onAttempt?.({ ...output, toolCallId });
+        onAttempt?.(
+          output.state === 'success'
+            ? {
+                ...output,
+                images: withoutBytes(output.images),
+                files: withoutBytes(output.files),
+                toolCallId,
+              }
+            : { ...output, toolCallId },
+        );
         return output;
       };
+      const inputFiles = typeof files === 'function' ? await files({ toolCallId }) : files;
       // Agent mode continues the count of this turn's earlier failed calls.
       const prior = repair ? [] : trailingFailures(messages as ConversationMessage[], toolName);
       let attempt = prior.length + 1;
@@ -104,12 +159,19 @@ export function pythonTool({
         const result = await sandbox.execute(current, {
           timeoutMs,
           ...(abortSignal ? { abortSignal } : {}),
+          ...(inputFiles !== undefined && inputFiles.length > 0 ? { files: inputFiles } : {}),
         });
         if (result.status === 'success') {
           const cut = result.stdout.length > maxOutputChars;
           const stdout = cut
             ? `${result.stdout.slice(0, maxOutputChars)}\n… (${result.stdout.length - maxOutputChars} more characters cut)`
             : result.stdout;
+          const artifacts = await toPythonArtifacts({
+            images: result.images ?? [],
+            files: result.files ?? [],
+            toolCallId,
+            saveArtifact,
+          });
           yield emit({
             state: 'success',
             attempt,
@@ -117,6 +179,8 @@ export function pythonTool({
             stdout,
             truncated: cut || result.truncated,
             code: current,
+            ...artifacts,
+            notes: result.notes ?? [],
           });
           return;
         }
@@ -149,11 +213,8 @@ export function pythonTool({
         });
       }
     },
-    // The model needs the output, not the bookkeeping.
-    toModelOutput: ({ output }) =>
-      output.state === 'success'
-        ? { type: 'text', value: output.stdout === '' ? '(no output)' : output.stdout }
-        : { type: 'json', value: output },
+    // The model needs the output (and the charts), not the bookkeeping.
+    toModelOutput: ({ output }) => pythonModelOutput({ output, images: modelImages }),
   });
 }
 

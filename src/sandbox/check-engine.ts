@@ -4,6 +4,9 @@ import { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-er
 import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
 import { dockerCall } from './docker-call.ts';
 
+/** Image label listing the Python distributions inside (`name==version`, comma separated). */
+const PACKAGES_LABEL = 'ai-toolbelt.packages';
+
 const SETUP_HINT =
   'On Debian/Ubuntu run `sudo bash scripts/setup-sandbox.sh` from ai-toolbelt (installs Docker, ' +
   'gVisor and the image); on macOS start Docker Desktop (see docs/sandbox.md).';
@@ -34,7 +37,7 @@ export async function checkEngine({
   unsafeAllowRuncRuntime: boolean;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
-}): Promise<{ runtime: string; gvisor: boolean }> {
+}): Promise<{ runtime: string; gvisor: boolean; packages?: string[] }> {
   let info: { Runtimes?: Record<string, { path?: string }> };
   try {
     info = await dockerCall({
@@ -73,8 +76,9 @@ export async function checkEngine({
       { type: 'ai-toolbelt.UnsafeRuntime' },
     );
   }
+  let imageInfo: { Config?: { Labels?: Record<string, string> | null } };
   try {
-    await dockerCall({
+    imageInfo = await dockerCall({
       operation: 'image inspect',
       timeoutMs: dockerTimeoutMs,
       // Image inspect takes no abort signal (its options become query parameters): the race bounds it.
@@ -86,9 +90,11 @@ export async function checkEngine({
       reason: 'image-missing',
       message:
         `The sandbox image \`${image}\` is not on this Docker engine. ${SETUP_HINT} ` +
-        'Or `docker pull python:3.11-slim && docker tag python:3.11-slim ai-toolbelt/python:3.11`.',
+        "Or pass `image` naming an image with python3 and coreutils' `timeout`.",
       cause: error,
     });
   }
-  return { runtime: chosen, gvisor };
+  const listed = imageInfo.Config?.Labels?.[PACKAGES_LABEL];
+  const packages = listed ? listed.split(',').filter(entry => entry.length > 0) : undefined;
+  return { runtime: chosen, gvisor, ...(packages ? { packages } : {}) };
 }

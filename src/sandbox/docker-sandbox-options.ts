@@ -1,6 +1,7 @@
 import Docker from 'dockerode';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+import { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 
 /**
  * Options of `DockerSandbox`. Every one has a safe default.
@@ -15,6 +16,21 @@ export type DockerSandboxOptions = {
   docker?: Docker;
   /** Image with python3 and coreutils' `timeout`; made by scripts/setup-sandbox.sh. */
   image?: string;
+  /**
+   * Modules warm containers import while they wait for code (default: numpy, pandas,
+   * matplotlib.pyplot; about 70 MiB per idle container); `[]` turns pre-importing off.
+   */
+  preimport?: readonly string[];
+  /** Figures returned per run as PNG; more are left out with a note. */
+  maxImages?: number;
+  /** Files returned per run from /tmp/outputs; more are left out with a note. */
+  maxOutputFiles?: number;
+  /** Bytes of all images and files returned by one run. */
+  maxArtifactBytes?: number;
+  /** Input files accepted per run (`execute`'s `files`). */
+  maxInputFiles?: number;
+  /** Bytes of all input files of one run; they must also fit in /tmp (`tmpfsMiB`). */
+  maxInputBytes?: number;
   /** Docker runtime; gVisor's `runsc` unless you opt in below. */
   runtime?: string;
   /** Allow running WITHOUT gVisor (plain runc) when runsc is missing. Development only. */
@@ -58,7 +74,13 @@ export type ResolvedDockerSandboxOptions = Required<Omit<DockerSandboxOptions, '
 /** Fills in defaults and checks ranges (`InvalidArgumentError`). */
 export function resolveDockerSandboxOptions({
   docker = new Docker(),
-  image = 'ai-toolbelt/python:3.11',
+  image = DEFAULT_SANDBOX_IMAGE,
+  preimport = DEFAULT_PREIMPORT,
+  maxImages = 10,
+  maxOutputFiles = 20,
+  maxArtifactBytes = 8 * 1024 * 1024,
+  maxInputFiles = 100,
+  maxInputBytes = 16 * 1024 * 1024,
   runtime = 'runsc',
   unsafeAllowRuncRuntime = false,
   memoryBytes = 256 * 1024 * 1024,
@@ -91,12 +113,30 @@ export function resolveDockerSandboxOptions({
     ['warmMaxAgeMs', warmMaxAgeMs, 1_000],
     ['maxConcurrentStarts', maxConcurrentStarts, 1],
     ['maxConcurrentExecutions', maxConcurrentExecutions, 1],
+    ['maxImages', maxImages, 0],
+    ['maxOutputFiles', maxOutputFiles, 0],
+    ['maxArtifactBytes', maxArtifactBytes, 0],
+    ['maxInputFiles', maxInputFiles, 0],
+    ['maxInputBytes', maxInputBytes, 0],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
       throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
     }
   }
+  if (
+    !Array.isArray(preimport) ||
+    !preimport.every(
+      name => typeof name === 'string' && /^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(name),
+    )
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'preimport',
+      value: preimport,
+      message: 'must be an array of Python module names such as "pandas" or "matplotlib.pyplot"',
+    });
+  }
   return {
+    ...{ preimport, maxImages, maxOutputFiles, maxArtifactBytes, maxInputFiles, maxInputBytes },
     ...{ docker, image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
     ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },
     ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },

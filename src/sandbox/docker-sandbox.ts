@@ -12,6 +12,7 @@ import {
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 import { CleanupTracker } from './cleanup-tracker.ts';
 import type { ContainerLimits } from './container-spec.ts';
+import { resolveInputFiles } from './input-files.ts';
 import { runInContainer } from './run-in-container.ts';
 import { SandboxContainer } from './sandbox-container.ts';
 import { Semaphore } from './semaphore.ts';
@@ -44,6 +45,7 @@ export class DockerSandbox implements Sandbox {
   private readonly sessions = new Set<DockerSandboxSession>();
   private readyPromise: Promise<void> | undefined;
   private runtimeInUse: string | undefined;
+  private imagePackages: string[] | undefined;
   private closed = false;
 
   constructor(options: DockerSandboxOptions = {}) {
@@ -66,9 +68,23 @@ export class DockerSandbox implements Sandbox {
     return this.runtimeInUse;
   }
 
+  /**
+   * The Python distributions in the image (`pandas==1.5.3`, ...) as its `ai-toolbelt.packages`
+   * label lists them, once `ready()` resolved; undefined for images without the label. The
+   * python tool tells the model about them.
+   */
+  get packages(): readonly string[] | undefined {
+    return this.imagePackages;
+  }
+
   /** Idle warm containers right now. */
   get warmCount(): number {
     return this.pool?.idleCount ?? 0;
+  }
+
+  /** Idle warm containers whose pre-imports are done (see `preimport`). */
+  get warmReadyCount(): number {
+    return this.pool?.readyCount ?? 0;
   }
 
   /**
@@ -86,8 +102,9 @@ export class DockerSandbox implements Sandbox {
 
   private async init(): Promise<void> {
     const { docker, options } = this;
-    const { runtime } = await checkEngine(options);
+    const { runtime, packages } = await checkEngine(options);
     this.runtimeInUse = runtime;
+    this.imagePackages = packages;
     if (options.sweepOnStart) {
       try {
         await sweepStaleContainers({ docker, dockerTimeoutMs: options.dockerTimeoutMs });
@@ -106,11 +123,12 @@ export class DockerSandbox implements Sandbox {
       maxConcurrentStarts: options.maxConcurrentStarts,
       maxAgeMs: options.warmMaxAgeMs,
       cleanup: this.cleanup,
-      start: () =>
+      start: ({ preimport }) =>
         SandboxContainer.start({
           docker,
           limits,
           ttlMs,
+          preimport: preimport ? options.preimport : [],
           dockerTimeoutMs: options.dockerTimeoutMs,
           cleanup: this.cleanup,
         }),
@@ -122,7 +140,12 @@ export class DockerSandbox implements Sandbox {
    * Runs Python `code` in a fresh container and resolves with its outcome; see `Sandbox`.
    */
   async execute(code: string, options: SandboxExecuteOptions = {}): Promise<SandboxResult> {
-    const { timeoutMs = this.options.defaultTimeoutMs, abortSignal, onOutput } = options ?? {};
+    const {
+      timeoutMs = this.options.defaultTimeoutMs,
+      abortSignal,
+      onOutput,
+      files,
+    } = options ?? {};
     if (this.closed) throw new SandboxClosedError();
     if (typeof code !== 'string') {
       throw new InvalidArgumentError({
@@ -152,6 +175,11 @@ export class DockerSandbox implements Sandbox {
         message: 'must be a function',
       });
     }
+    const inputFiles = resolveInputFiles({
+      files,
+      maxFiles: this.options.maxInputFiles,
+      maxBytes: this.options.maxInputBytes,
+    });
     abortSignal?.throwIfAborted();
     await this.ready();
     if (this.closed) throw new SandboxClosedError();
@@ -162,7 +190,7 @@ export class DockerSandbox implements Sandbox {
       abortSignal === undefined
         ? controller.signal
         : AbortSignal.any([abortSignal, controller.signal]);
-    const run = this.run({ code, timeoutMs, signal, onOutput });
+    const run = this.run({ code, files: inputFiles, timeoutMs, signal, onOutput });
     this.inFlight.set(controller, run);
     try {
       return await run;
@@ -173,11 +201,13 @@ export class DockerSandbox implements Sandbox {
 
   private async run({
     code,
+    files,
     timeoutMs,
     signal,
     onOutput,
   }: {
     code: string;
+    files: Array<{ path: string; data: Uint8Array }>;
     timeoutMs: number;
     signal: AbortSignal;
     onOutput: SandboxExecuteOptions['onOutput'];
@@ -188,6 +218,12 @@ export class DockerSandbox implements Sandbox {
       return await runInContainer({
         sandboxContainer,
         code,
+        files,
+        caps: {
+          images: this.options.maxImages,
+          files: this.options.maxOutputFiles,
+          bytes: this.options.maxArtifactBytes,
+        },
         timeoutMs,
         maxOutputBytes: this.options.maxOutputBytes,
         dockerTimeoutMs: this.options.dockerTimeoutMs,

@@ -2,10 +2,14 @@
 export type {
   Sandbox,
   SandboxExecuteOptions,
+  SandboxFile,
+  SandboxImage,
+  SandboxInputFile,
   SandboxOutputChunk,
   SandboxResult,
   SandboxStatus,
 } from './types.ts';
+export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';

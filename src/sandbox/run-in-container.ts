@@ -1,4 +1,4 @@
-import { createNonce, markerPrefix } from './bootstrap.ts';
+import { type ArtifactCaps, createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
 import { OutputCollector } from './output-collector.ts';
@@ -25,6 +25,8 @@ type Ending =
 export async function runInContainer({
   sandboxContainer,
   code,
+  files = [],
+  caps,
   timeoutMs,
   maxOutputBytes,
   dockerTimeoutMs,
@@ -36,6 +38,10 @@ export async function runInContainer({
   sandboxContainer: SandboxContainer;
   /** Python source. */
   code: string;
+  /** Input files, already checked (absolute paths under /tmp). */
+  files?: ReadonlyArray<{ path: string; data: Uint8Array }>;
+  /** What the run may return: images, files, bytes of both together. */
+  caps: ArtifactCaps;
   /** Wall-clock limit of the run. */
   timeoutMs: number;
   /** Cap per output stream, in bytes. */
@@ -58,6 +64,7 @@ export async function runInContainer({
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
     maxBytes: maxOutputBytes,
+    maxArtifactBytes: caps.bytes,
     onOutput:
       onOutput === undefined
         ? undefined
@@ -72,20 +79,19 @@ export async function runInContainer({
     onLimit: () => settle({ kind: 'output-limit' }),
     onMarkers: exitStatus => settle({ kind: 'marker', exitStatus }),
   });
-  const onData = (chunk: Buffer) => collector.push(chunk);
   const onEnd = () => settle({ kind: 'ended' });
   const onAbort = () => settle({ kind: 'abort', reason: abortSignal?.reason });
   const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
   abortSignal?.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const chunk of sandboxContainer.take()) collector.push(chunk);
-    socket.on('data', onData);
+    sandboxContainer.take((stream, payload) => collector.push(stream, payload));
     socket.once('end', onEnd);
     socket.once('close', onEnd);
     if (abortSignal?.aborted) onAbort();
     socket.on('error', onEnd);
-    socket.write(`${nonce}\n`);
-    socket.end(code);
+    const input = encodeRunInput({ nonce, code, files, caps });
+    for (const chunk of input.slice(0, -1)) socket.write(chunk);
+    socket.end(input.at(-1));
 
     const first = await ending;
     let exitCode: number | null = null;
@@ -117,7 +123,6 @@ export async function runInContainer({
   } finally {
     clearTimeout(timer);
     abortSignal?.removeEventListener('abort', onAbort);
-    socket.off('data', onData);
     socket.destroy();
     cleanup.remove(container);
   }

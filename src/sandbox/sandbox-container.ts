@@ -1,24 +1,33 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { bootstrapCommand } from './bootstrap.ts';
+import { READY_MARKER, bootstrapCommand } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from './container-spec.ts';
 import { createContainer } from './create-container.ts';
 import { dockerCall } from './docker-call.ts';
+import { FrameDemuxer } from './frame-demuxer.ts';
 
 /**
  * A started one-use container whose bootstrap waits for code on stdin, with its attach
  * socket open. Cold and warm runs both go through one of these; a warm one was simply
  * started earlier.
  */
+type Sink = (stream: 'stdout' | 'stderr', payload: Buffer) => void;
+
 export class SandboxContainer {
   readonly container: Docker.Container;
   readonly socket: Duplex;
   readonly startedAt: number;
   /** Runs must end before this (epoch ms): the TTL wrapper kills the container then. */
   readonly expiresAt: number;
-  /** Output that arrived before a run took the container (a startup failure). */
-  readonly early: Buffer[] = [];
+  /** Whether the bootstrap was asked to import modules before code arrives. */
+  readonly preimported: boolean;
+  private readonly early: Array<{ stream: 'stdout' | 'stderr'; payload: Buffer }> = [];
+  private earlyBytes = 0;
+  /** Bytes of stderr not yet matched against the ready marker (it comes first). */
+  private readyCheck = Buffer.alloc(0);
+  private isReady = false;
+  private sink: Sink | undefined;
   private ended = false;
   private used = false;
 
@@ -26,28 +35,53 @@ export class SandboxContainer {
     container,
     socket,
     ttlMs,
+    preimported,
   }: {
     container: Docker.Container;
     socket: Duplex;
     ttlMs: number;
+    preimported: boolean;
   }) {
     this.container = container;
     this.socket = socket;
     this.startedAt = Date.now();
     this.expiresAt = this.startedAt + ttlMs;
-    const onEarly = (chunk: Buffer) => {
-      if (this.early.length < 64) this.early.push(chunk);
-    };
-    socket.on('data', onEarly);
+    this.preimported = preimported;
+    const demuxer = new FrameDemuxer({
+      onPayload: (stream, payload) => this.route(stream, payload),
+    });
+    socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
     socket.once('end', () => (this.ended = true));
     socket.once('close', () => (this.ended = true));
     socket.on('error', () => (this.ended = true));
     // An idle container must not keep the host process alive; `take()` refs it again.
     (socket as Duplex & { unref?: () => void }).unref?.();
-    this.detachEarly = () => socket.off('data', onEarly);
   }
 
-  private readonly detachEarly: () => void;
+  private route(stream: 'stdout' | 'stderr', payload: Buffer): void {
+    if (!this.isReady && stream === 'stderr') {
+      this.readyCheck = Buffer.concat([this.readyCheck, payload]);
+      const n = Math.min(this.readyCheck.length, READY_MARKER.length);
+      if (this.readyCheck.subarray(0, n).equals(READY_MARKER.subarray(0, n))) {
+        if (this.readyCheck.length < READY_MARKER.length) return;
+        this.isReady = true;
+        payload = this.readyCheck.subarray(READY_MARKER.length);
+      } else {
+        // Not the marker: the bootstrap failed before it; keep everything as output.
+        this.isReady = true;
+        payload = this.readyCheck;
+      }
+      this.readyCheck = Buffer.alloc(0);
+      if (payload.length === 0) return;
+    }
+    if (this.sink !== undefined) {
+      this.sink(stream, payload);
+    } else if (this.earlyBytes < 64 * 1024) {
+      // Output before a run took the container: a start-up failure worth showing.
+      this.early.push({ stream, payload: Buffer.from(payload) });
+      this.earlyBytes += payload.length;
+    }
+  }
 
   /**
    * Creates, attaches to and starts a container (each Docker call with a deadline). On
@@ -59,11 +93,14 @@ export class SandboxContainer {
     ttlMs,
     dockerTimeoutMs,
     cleanup,
+    preimport = [],
   }: {
     /** Docker client. */
     docker: Docker;
     /** Image, runtime and resource limits. */
     limits: ContainerLimits;
+    /** Modules the bootstrap imports while it waits for code (empty: none). */
+    preimport?: readonly string[];
     /** Lifetime bound enforced inside the container by `timeout -s KILL`. */
     ttlMs: number;
     /** Deadline of each Docker call. */
@@ -73,7 +110,7 @@ export class SandboxContainer {
   }): Promise<SandboxContainer> {
     const spec = containerSpec({
       limits,
-      cmd: bootstrapCommand({ ttlMs }),
+      cmd: bootstrapCommand({ ttlMs, preimport }),
       ttlMs,
       kind: 'execute',
       openStdin: true,
@@ -100,7 +137,7 @@ export class SandboxContainer {
         timeoutMs: dockerTimeoutMs,
         call: abortSignal => container.start({ abortSignal }),
       });
-      return new SandboxContainer({ container, socket, ttlMs });
+      return new SandboxContainer({ container, socket, ttlMs, preimported: preimport.length > 0 });
     } catch (error) {
       socket?.destroy();
       cleanup.remove(container);
@@ -113,18 +150,25 @@ export class SandboxContainer {
     return !this.ended && !this.used && !this.socket.destroyed && Date.now() < this.expiresAt;
   }
 
-  /** Marks the container used (one run only) and returns early output to replay. */
-  take(): Buffer[] {
+  /** True once the bootstrap finished its pre-imports and waits for code. */
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  /**
+   * Marks the container used (one run only) and sends its output, from now on and what came
+   * before, to `sink`.
+   */
+  take(sink: Sink): void {
     this.used = true;
-    this.detachEarly();
+    this.sink = sink;
     (this.socket as Duplex & { ref?: () => void }).ref?.();
-    return this.early;
+    for (const { stream, payload } of this.early.splice(0)) sink(stream, payload);
   }
 
   /** Closes the socket and hands the container to `cleanup` for removal. */
   discard(cleanup: CleanupTracker): void {
     this.used = true;
-    this.detachEarly();
     this.socket.destroy();
     cleanup.remove(this.container);
   }

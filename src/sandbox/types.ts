@@ -40,6 +40,68 @@ export type SandboxResult = {
   truncated: boolean;
   /** Wall-clock time from sending the code to knowing the outcome. */
   durationMs: number;
+  /**
+   * Figures the code left open or showed with `plt.show()`, as PNG, in the order they were
+   * made (at most `maxImages`).
+   */
+  images: SandboxImage[];
+  /** Regular files the code wrote under /tmp/outputs (at most `maxOutputFiles`). */
+  files: SandboxFile[];
+  /** What the caps left out, e.g. `30 figures were made; only the first 10 were returned`. */
+  notes: string[];
+};
+
+/**
+ * A figure the code drew, rendered as PNG. Width and height are read from the PNG itself.
+ *
+ * @example
+ * ```ts
+ * for (const image of result.images) writeFileSync(image.name, image.data);
+ * ```
+ */
+export type SandboxImage = {
+  /** `figure-1.png`, `figure-2.png`, ... */
+  name: string;
+  /** Always `image/png`. */
+  mediaType: 'image/png';
+  /** Pixels. */
+  width: number;
+  /** Pixels. */
+  height: number;
+  /** The PNG's bytes. */
+  data: Uint8Array;
+};
+
+/**
+ * A file the code wrote under /tmp/outputs.
+ *
+ * @example
+ * ```ts
+ * const csv = result.files.find(file => file.path === 'outputs/summary.csv');
+ * ```
+ */
+export type SandboxFile = {
+  /** Path relative to /tmp, e.g. `outputs/summary.csv`. */
+  path: string;
+  /** Guessed from the file name (`text/csv`); `application/octet-stream` when unknown. */
+  mediaType: string;
+  /** The file's bytes. */
+  data: Uint8Array;
+};
+
+/**
+ * A file placed in the sandbox before the code runs.
+ *
+ * @example
+ * ```ts
+ * const file: SandboxInputFile = { path: 'inputs/sales.csv', data: 'region,amount\nnorth,3\n' };
+ * ```
+ */
+export type SandboxInputFile = {
+  /** Relative to /tmp (`inputs/sales.csv`), or absolute under /tmp; no `..`. */
+  path: string;
+  /** Contents; strings are written as UTF-8. */
+  data: Uint8Array | string;
 };
 
 /**
@@ -72,6 +134,8 @@ export type SandboxExecuteOptions = {
   abortSignal?: AbortSignal;
   /** Called with output as it arrives (after the run starts, before it ends). */
   onOutput?: (chunk: SandboxOutputChunk) => void;
+  /** Files written under /tmp before the code runs (e.g. a CSV the user attached). */
+  files?: readonly SandboxInputFile[];
 };
 
 /**

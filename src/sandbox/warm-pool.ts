@@ -13,6 +13,8 @@ export class WarmPool {
   private readonly idle: SandboxContainer[] = [];
   private readonly waiters = new WaitQueue<SandboxContainer>();
   private starting = 0;
+  /** Starts made for callers already waiting: those skip the pre-imports. */
+  private startingForWaiters = 0;
   private closed = false;
   private closedReason: unknown;
   private failures = 0;
@@ -22,7 +24,7 @@ export class WarmPool {
   private readonly size: number;
   private readonly maxConcurrentStarts: number;
   private readonly maxAgeMs: number;
-  private readonly start: () => Promise<SandboxContainer>;
+  private readonly start: (options: { preimport: boolean }) => Promise<SandboxContainer>;
   private readonly cleanup: CleanupTracker;
 
   constructor({
@@ -38,8 +40,11 @@ export class WarmPool {
     maxConcurrentStarts: number;
     /** Idle containers older than this are replaced. */
     maxAgeMs: number;
-    /** Starts one container. */
-    start: () => Promise<SandboxContainer>;
+    /**
+     * Starts one container; `preimport` is false when a caller already waits for it (a cold
+     * run should not wait for imports its code may not need).
+     */
+    start: (options: { preimport: boolean }) => Promise<SandboxContainer>;
     /** Removes discarded containers. */
     cleanup: CleanupTracker;
   }) {
@@ -63,8 +68,13 @@ export class WarmPool {
   /** Hands out a started container; waits for one if none is idle. */
   acquire(abortSignal?: AbortSignal): Promise<SandboxContainer> {
     if (this.closed) return Promise.reject(this.closedReason);
-    this.recycle();
-    const ready = this.idle.shift();
+    this.discardStale();
+    // Oldest first, but one whose pre-imports are done before one still importing.
+    const index = Math.max(
+      0,
+      this.idle.findIndex(container => container.ready),
+    );
+    const [ready] = this.idle.splice(index, 1);
     if (ready !== undefined) {
       this.pump();
       return Promise.resolve(ready);
@@ -81,9 +91,20 @@ export class WarmPool {
     const target = (this.retryTimer === undefined ? this.size : 0) + this.waiters.length;
     while (this.starting < this.maxConcurrentStarts && this.idle.length + this.starting < target) {
       this.starting++;
-      const done = this.start().then(
-        container => this.onStarted(container),
-        (error: unknown) => this.onFailed(error),
+      const forWaiter = this.waiters.length > this.startingForWaiters;
+      if (forWaiter) this.startingForWaiters++;
+      const settled = () => {
+        if (forWaiter) this.startingForWaiters--;
+      };
+      const done = this.start({ preimport: !forWaiter }).then(
+        container => {
+          settled();
+          this.onStarted(container);
+        },
+        (error: unknown) => {
+          settled();
+          this.onFailed(error);
+        },
       );
       this.startsDone.add(done);
       void done.finally(() => this.startsDone.delete(done));
@@ -97,7 +118,11 @@ export class WarmPool {
       container.discard(this.cleanup);
       return;
     }
-    if (!this.waiters.resolveNext(container)) this.idle.push(container);
+    // A pre-importing container goes to the pool, not to a caller already covered by a cold
+    // start (which skips imports the code may not need).
+    const coveredByColdStarts =
+      container.preimported && this.waiters.length <= this.startingForWaiters;
+    if (coveredByColdStarts || !this.waiters.resolveNext(container)) this.idle.push(container);
     this.pump();
   }
 
@@ -121,6 +146,11 @@ export class WarmPool {
 
   /** Replaces idle containers that died or grew too old. */
   private recycle(): void {
+    this.discardStale();
+    this.pump();
+  }
+
+  private discardStale(): void {
     const now = Date.now();
     for (let i = this.idle.length - 1; i >= 0; i--) {
       const container = this.idle[i]!;
@@ -129,12 +159,16 @@ export class WarmPool {
         container.discard(this.cleanup);
       }
     }
-    this.pump();
   }
 
   /** Number of idle, started containers. */
   get idleCount(): number {
     return this.idle.length;
+  }
+
+  /** Number of idle containers whose pre-imports are done. */
+  get readyCount(): number {
+    return this.idle.filter(container => container.ready).length;
   }
 
   /** Stops refilling, removes idle containers, fails waiters, and waits for starts in flight. */

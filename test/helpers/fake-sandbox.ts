@@ -20,6 +20,9 @@ export function fakeSandbox(
         stderr: '',
         truncated: false,
         durationMs: 1,
+        images: [],
+        files: [],
+        notes: [],
         ...out,
       };
     },

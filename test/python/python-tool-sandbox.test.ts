@@ -18,7 +18,12 @@ describeSandbox('python tool on the real sandbox', () => {
   let sandbox: DockerSandbox;
 
   beforeAll(async () => {
-    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 2 });
+    sandbox = await DockerSandbox.create({
+      image: SANDBOX_IMAGE,
+      docker,
+      warmPoolSize: 2,
+      preimport: [],
+    });
   });
   afterAll(async () => {
     await sandbox?.close();

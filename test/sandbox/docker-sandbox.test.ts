@@ -11,7 +11,12 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
   let sandbox: DockerSandbox;
 
   beforeAll(async () => {
-    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 2 });
+    sandbox = await DockerSandbox.create({
+      image: SANDBOX_IMAGE,
+      docker,
+      warmPoolSize: 2,
+      preimport: [],
+    });
     expect(sandbox.runtime).toBe('runsc');
   });
 

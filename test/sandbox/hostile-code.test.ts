@@ -11,7 +11,12 @@ describeSandbox('DockerSandbox under gVisor: hostile code is contained', () => {
   let sandbox: DockerSandbox;
 
   beforeAll(async () => {
-    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 1 });
+    sandbox = await DockerSandbox.create({
+      image: SANDBOX_IMAGE,
+      docker,
+      warmPoolSize: 1,
+      preimport: [],
+    });
   });
 
   afterAll(async () => {

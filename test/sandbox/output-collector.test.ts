@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markerPrefix } from '../../src/sandbox/bootstrap.ts';
+import { FrameDemuxer } from '../../src/sandbox/frame-demuxer.ts';
 import { OutputCollector } from '../../src/sandbox/output-collector.ts';
 import type { SandboxOutputChunk } from '../../src/sandbox/types.ts';
 
@@ -14,64 +15,161 @@ function frame(stream: 1 | 2, text: string | Buffer): Buffer {
   return Buffer.concat([header, payload]);
 }
 
-function collect({ maxBytes = 1_000 }: { maxBytes?: number } = {}) {
+function collect({
+  maxBytes = 1_000,
+  maxArtifactBytes = 10_000,
+}: { maxBytes?: number; maxArtifactBytes?: number } = {}) {
   const events = { chunks: [] as SandboxOutputChunk[], limit: 0, markers: [] as number[] };
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
     maxBytes,
+    maxArtifactBytes,
     onOutput: chunk => events.chunks.push(chunk),
     onLimit: () => events.limit++,
     onMarkers: status => events.markers.push(status),
   });
-  return { collector, events };
+  const out = (text: string | Buffer) => collector.push('stdout', Buffer.from(text));
+  const err = (text: string | Buffer) => collector.push('stderr', Buffer.from(text));
+  return { collector, events, out, err };
 }
 
-const mark = (status: number) => `\0ai-toolbelt:${nonce}:${status}\n`;
+const prefix = `\0ai-toolbelt:${nonce}:`;
+const mark = (status: number) => `${prefix}${status}\n`;
 
-describe('OutputCollector (Docker stream demultiplexing, caps, done markers)', () => {
-  it('demultiplexes frames split at every byte boundary', () => {
+/** The smallest byte string `pngSize` accepts as a PNG of this size. */
+function fakePng(width: number, height: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(13);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    length,
+    Buffer.from('IHDR'),
+    ihdr,
+  ]);
+}
+
+function fileRecord(meta: object, data: Buffer): Buffer {
+  const bytes = data.length;
+  return Buffer.concat([
+    Buffer.from(`${prefix}file ${JSON.stringify({ ...meta, bytes })}\n`),
+    data,
+  ]);
+}
+
+describe('OutputCollector (caps, records, done markers)', () => {
+  it('takes frames split at every byte boundary through the demuxer, never splitting a character', () => {
     const bytes = Buffer.concat([frame(1, 'héllo\n'), frame(2, 'oops\n'), frame(1, 'wörld\n')]);
     const { collector, events } = collect();
-    for (let i = 0; i < bytes.length; i++) collector.push(bytes.subarray(i, i + 1));
+    const demuxer = new FrameDemuxer({
+      onPayload: (stream, payload) => collector.push(stream, payload),
+    });
+    for (let i = 0; i < bytes.length; i++) demuxer.push(bytes.subarray(i, i + 1));
     collector.flush();
-    expect(collector.result()).toEqual({
+    expect(collector.result()).toMatchObject({
       stdout: 'héllo\nwörld\n',
       stderr: 'oops\n',
       truncated: false,
     });
-    // Multi-byte characters are never split in streamed chunks.
     expect(events.chunks.map(c => c.text).join('')).toBe('héllo\noops\nwörld\n');
     expect(events.chunks.some(c => c.text.includes('\uFFFD'))).toBe(false);
   });
 
   it('reports the exit status once both streams end with the marker, and strips it', () => {
-    const { collector, events } = collect();
-    collector.push(frame(1, `out\n${mark(0).slice(0, 10)}`));
+    const { collector, events, out, err } = collect();
+    out(`out\n${mark(0).slice(0, 10)}`);
     expect(events.markers).toEqual([]);
-    collector.push(frame(1, mark(0).slice(10)));
+    out(mark(0).slice(10));
     expect(events.markers).toEqual([]); // stderr's marker is still missing
-    collector.push(frame(2, `err${mark(7)}`));
+    err(`err${mark(7)}`);
     expect(events.markers).toEqual([7]);
     collector.flush();
-    expect(collector.result()).toEqual({ stdout: 'out\n', stderr: 'err', truncated: false });
+    expect(collector.result()).toMatchObject({ stdout: 'out\n', stderr: 'err', truncated: false });
     expect(events.chunks.map(c => c.text).join('')).toBe('out\nerr');
   });
 
-  it('ignores a marker with another nonce and a marker followed by more output', () => {
-    const { collector, events } = collect();
+  it('keeps a marker with another nonce as output and drops what follows the real marker', () => {
+    const { collector, events, out, err } = collect();
     const forged = `\0ai-toolbelt:${'f'.repeat(32)}:0\n`;
-    collector.push(frame(1, `a${forged}`));
-    collector.push(frame(2, mark(0)));
-    collector.push(frame(1, mark(0)));
-    collector.push(frame(1, 'late'));
+    out(`a${forged}`);
+    err(mark(0));
+    out(mark(0));
+    out('late');
     expect(events.markers).toEqual([0]);
     collector.flush();
-    expect(collector.result().stdout).toBe(`a${forged}${mark(0)}late`);
+    expect(collector.result().stdout).toBe(`a${forged}`);
+  });
+
+  it('returns images, files and notes written behind the prefix, split anywhere', () => {
+    const { collector, events, out, err } = collect();
+    const stream = Buffer.concat([
+      Buffer.from('table\n'),
+      fileRecord(
+        { kind: 'image', path: 'figure-1.png', mediaType: 'image/png' },
+        fakePng(400, 300),
+      ),
+      fileRecord(
+        { kind: 'file', path: 'outputs/a.csv', mediaType: 'text/csv' },
+        Buffer.from('x\n1\n'),
+      ),
+      fileRecord(
+        { kind: 'image', path: 'figure-2.png', mediaType: 'image/png' },
+        Buffer.from('nope'),
+      ),
+      Buffer.from(`${prefix}note "30 figures were made"\n`),
+      Buffer.from(mark(0)),
+    ]);
+    for (let i = 0; i < stream.length; i += 3) out(stream.subarray(i, i + 3));
+    err(mark(0));
+    expect(events.markers).toEqual([0]);
+    const result = collector.result();
+    expect(result.stdout).toBe('table\n');
+    expect(result.images.map(({ name, width, height }) => ({ name, width, height }))).toEqual([
+      { name: 'figure-1.png', width: 400, height: 300 },
+    ]);
+    expect(result.files).toEqual([
+      { path: 'outputs/a.csv', mediaType: 'text/csv', data: Buffer.from('x\n1\n') },
+    ]);
+    expect(result.notes).toEqual([
+      '30 figures were made',
+      'figure-2.png was dropped: not a PNG image',
+    ]);
+    expect(events.chunks.map(c => c.text).join('')).toBe('table\n');
+  });
+
+  it('drops files outside outputs/ and odd media types, and stops at the artifact cap', () => {
+    const { collector, events, out } = collect({ maxArtifactBytes: 10 });
+    out(fileRecord({ kind: 'file', path: '../etc/x', mediaType: 'text/plain' }, Buffer.from('1')));
+    out(
+      fileRecord({ kind: 'file', path: 'outputs/b', mediaType: 'text/html; x' }, Buffer.from('2')),
+    );
+    expect(collector.result().files).toEqual([
+      { path: 'outputs/b', mediaType: 'application/octet-stream', data: Buffer.from('2') },
+    ]);
+    expect(collector.result().notes).toEqual(['a returned file with an invalid path was dropped']);
+    out(fileRecord({ kind: 'file', path: 'outputs/c', mediaType: 'text/plain' }, Buffer.alloc(9)));
+    expect(events.limit).toBe(1);
+    expect(collector.overLimit).toBe(true);
+  });
+
+  it('treats garbled records as output again, with a note', () => {
+    const { collector, out } = collect();
+    out(
+      `${prefix}file {"kind":"file","path":"outputs/a","mediaType":"text/plain","bytes":2}\nokTHREAD`,
+    );
+    out(mark(1));
+    collector.flush();
+    const result = collector.result();
+    expect(result.files).toHaveLength(1);
+    expect(result.notes[0]).toMatch(/lost/);
+    expect(result.stdout).toBe('THREAD');
   });
 
   it('calls onLimit once at the cap and keeps exactly the cap', () => {
-    const { collector, events } = collect({ maxBytes: 100 });
-    for (let i = 0; i < 50; i++) collector.push(frame(1, 'x'.repeat(64)));
+    const { collector, events, out } = collect({ maxBytes: 100 });
+    for (let i = 0; i < 50; i++) out('x'.repeat(64));
     expect(events.limit).toBe(1);
     const result = collector.result();
     expect(result.truncated).toBe(true);

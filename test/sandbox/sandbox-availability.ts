@@ -1,8 +1,8 @@
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { DEFAULT_SANDBOX_IMAGE, listSandboxContainers } from '../../src/sandbox/index.ts';
 
-export const SANDBOX_IMAGE = process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? 'ai-toolbelt/python:3.11';
+export const SANDBOX_IMAGE = process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? DEFAULT_SANDBOX_IMAGE;
 
 /** Why the real sandbox cannot run here, or undefined when Docker, runsc and the image are present. */
 async function missingPiece(docker: Docker): Promise<string | undefined> {

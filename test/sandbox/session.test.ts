@@ -32,7 +32,12 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
   let session: DockerSandboxSession;
 
   beforeAll(async () => {
-    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 0 });
+    sandbox = await DockerSandbox.create({
+      image: SANDBOX_IMAGE,
+      docker,
+      warmPoolSize: 0,
+      preimport: [],
+    });
     session = await sandbox.createSession();
   });
 

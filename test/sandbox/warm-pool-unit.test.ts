@@ -3,11 +3,22 @@ import type { CleanupTracker } from '../../src/sandbox/cleanup-tracker.ts';
 import type { SandboxContainer } from '../../src/sandbox/sandbox-container.ts';
 import { WarmPool } from '../../src/sandbox/warm-pool.ts';
 
-type Fake = { id: number; alive: boolean; startedAt: number; discarded: boolean };
+type Fake = {
+  id: number;
+  alive: boolean;
+  ready: boolean;
+  preimported: boolean;
+  startedAt: number;
+  discarded: boolean;
+};
 
 /** A pool over fake containers whose starts the test resolves or fails by hand. */
 function harness({ size = 2, maxConcurrentStarts = 2, maxAgeMs = 60_000 } = {}) {
-  const pending: Array<{ resolve: (c: Fake) => void; reject: (e: unknown) => void }> = [];
+  const pending: Array<{
+    resolve: (c: Fake) => void;
+    reject: (e: unknown) => void;
+    preimport: boolean;
+  }> = [];
   let nextId = 0;
   let inFlight = 0;
   let maxInFlight = 0;
@@ -17,7 +28,7 @@ function harness({ size = 2, maxConcurrentStarts = 2, maxAgeMs = 60_000 } = {}) 
     maxConcurrentStarts,
     maxAgeMs,
     cleanup: {} as CleanupTracker,
-    start: () =>
+    start: ({ preimport }) =>
       new Promise<SandboxContainer>((resolve, reject) => {
         inFlight++;
         maxInFlight = Math.max(maxInFlight, inFlight);
@@ -30,6 +41,7 @@ function harness({ size = 2, maxConcurrentStarts = 2, maxAgeMs = 60_000 } = {}) 
             inFlight--;
             reject(error);
           },
+          preimport,
         });
       }),
   });
@@ -37,6 +49,8 @@ function harness({ size = 2, maxConcurrentStarts = 2, maxAgeMs = 60_000 } = {}) 
     const container: Fake & { discard: () => void } = {
       id: nextId++,
       alive: true,
+      ready: true,
+      preimported: false,
       startedAt,
       discarded: false,
       discard: () => void (container.discarded = true),
@@ -128,5 +142,25 @@ describe('WarmPool (fake containers)', () => {
     await closing;
     expect(late.discarded).toBe(true);
     await expect(h.pool.acquire()).rejects.toThrow('closed');
+  });
+
+  it('pre-imports in background starts only, and hands out a ready container before an importing one', async () => {
+    const h = harness({ size: 2, maxConcurrentStarts: 3 });
+    const waiting = h.pool.acquire();
+    expect(h.pending.map(start => start.preimport)).toEqual([false, true, true]);
+    const [coldStart, ...warmStarts] = h.pending.splice(0);
+    // A pre-importing container that starts first stays in the pool: the cold one is coming.
+    const importing = Object.assign(h.fake(), { ready: false, preimported: true });
+    warmStarts[0]!.resolve(importing);
+    await h.settle();
+    expect(h.pool.idleCount).toBe(1);
+    const cold = h.fake();
+    coldStart!.resolve(cold);
+    expect(await waiting).toBe(cold);
+    const ready = Object.assign(h.fake(), { preimported: true });
+    warmStarts[1]!.resolve(ready);
+    await h.settle();
+    expect(await h.pool.acquire()).toBe(ready);
+    expect(await h.pool.acquire()).toBe(importing);
   });
 });

@@ -16,6 +16,7 @@ describeSandbox('DockerSandbox warm pool', () => {
       docker,
       warmPoolSize: 4,
       maxConcurrentExecutions: 4,
+      preimport: [],
     });
   });
 
@@ -52,7 +53,12 @@ describeSandbox('DockerSandbox warm pool', () => {
   });
 
   it('close() kills runs in flight and removes idle and used containers', async () => {
-    const local = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 2 });
+    const local = await DockerSandbox.create({
+      image: SANDBOX_IMAGE,
+      docker,
+      warmPoolSize: 2,
+      preimport: [],
+    });
     let started!: () => void;
     const running = new Promise<void>(resolve => (started = resolve));
     const run = local.execute('import time\nprint("in", flush=True)\ntime.sleep(120)', {

@@ -1,0 +1,116 @@
+import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
+
+/**
+ * An image or file a python run returned, as the tool streams it and stores it in the
+ * conversation: inline as base64 (`data`), or as a link when the app stores artifacts itself
+ * (`saveArtifact`).
+ *
+ * @example
+ * ```tsx
+ * {output.images.map(image => <img key={image.name} src={image.url ?? `data:${image.mediaType};base64,${image.data}`} />)}
+ * ```
+ */
+export type PythonArtifact = {
+  /** `figure-1.png` for images; `outputs/summary.csv` (relative to /tmp) for files. */
+  name: string;
+  /** `image/png` for images; guessed from the name for files (offer those as downloads only). */
+  mediaType: string;
+  /** Bytes. */
+  size: number;
+  /** Images only: pixels. */
+  width?: number;
+  /** Images only: pixels. */
+  height?: number;
+  /** The bytes as base64, unless `url` is set. */
+  data?: string;
+  /** Where the app stored the artifact (`saveArtifact`). */
+  url?: string;
+};
+
+/**
+ * Stores an artifact where the app keeps files (object storage, a CDN) and returns its URL,
+ * so conversations carry links instead of base64.
+ *
+ * @example
+ * ```ts
+ * const saveArtifact: SaveArtifact = async ({ name, mediaType, data }) => (await put(name, data, { contentType: mediaType, access: 'public' })).url;
+ * ```
+ */
+export type SaveArtifact = (artifact: {
+  /** `image` or `file`. */
+  kind: 'image' | 'file';
+  /** As in {@link PythonArtifact}. */
+  name: string;
+  /** As in {@link PythonArtifact}. */
+  mediaType: string;
+  /** The bytes. */
+  data: Uint8Array;
+  /** The tool call that made it. */
+  toolCallId: string;
+}) => Promise<string>;
+
+/** Converts a run's images and files for the tool output (inline or saved). */
+export async function toPythonArtifacts({
+  images,
+  files,
+  toolCallId,
+  saveArtifact,
+}: {
+  images: readonly SandboxImage[];
+  files: readonly SandboxFile[];
+  toolCallId: string;
+  saveArtifact: SaveArtifact | undefined;
+}): Promise<{ images: PythonArtifact[]; files: PythonArtifact[] }> {
+  const convert = async (
+    kind: 'image' | 'file',
+    name: string,
+    mediaType: string,
+    data: Uint8Array,
+    extra: { width?: number; height?: number },
+  ): Promise<PythonArtifact> => {
+    const base = { name, mediaType, size: data.byteLength, ...extra };
+    if (saveArtifact === undefined) return { ...base, data: Buffer.from(data).toString('base64') };
+    return { ...base, url: await saveArtifact({ kind, name, mediaType, data, toolCallId }) };
+  };
+  return {
+    images: await Promise.all(
+      images.map(({ name, mediaType, data, width, height }) =>
+        convert('image', name, mediaType, data, { width, height }),
+      ),
+    ),
+    files: await Promise.all(
+      files.map(({ path, mediaType, data }) => convert('file', path, mediaType, data, {})),
+    ),
+  };
+}
+
+/** One line for the model naming what went to the user, e.g. `figure-1.png (640x480 PNG)`. */
+export function describeArtifacts({
+  images,
+  files,
+  notes,
+}: {
+  images: readonly PythonArtifact[];
+  files: readonly PythonArtifact[];
+  notes: readonly string[];
+}): string {
+  const shown = [
+    ...images.map(image => `${image.name} (${image.width}x${image.height} PNG)`),
+    ...files.map(file => `${file.name} (${formatBytes(file.size)})`),
+  ];
+  const lines = [];
+  if (shown.length > 0) lines.push(`[Returned to the user: ${shown.join(', ')}]`);
+  for (const note of notes) lines.push(`[Note: ${note}]`);
+  return lines.join('\n');
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The attempt event for `onAttempt` without the bulky bytes (the tool output keeps them). */
+export function withoutBytes(artifacts: readonly PythonArtifact[]): PythonArtifact[] {
+  return artifacts.map(({ data: _data, ...rest }) => rest);
+}

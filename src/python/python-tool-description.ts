@@ -1,0 +1,48 @@
+/** What the model reads about the python tool by default (packages and input files are added). */
+export const BASE_DESCRIPTION =
+  'Run Python 3 code in an isolated sandbox (no network, no files outside /tmp, limited time and memory) ' +
+  'and return what it prints to stdout. Print the values you need. ' +
+  'Charts: matplotlib figures left open (or shown with plt.show()) are shown to the user as PNG images. ' +
+  'Files saved under /tmp/outputs/ are offered to the user as downloads.';
+
+// Libraries people ask for by name first; the rest of the image follows alphabetically.
+const HEADLINERS = ['numpy', 'pandas', 'matplotlib', 'scipy', 'pillow', 'sympy'];
+
+/**
+ * The python tool's description: the base text, the image's packages (so the model does not
+ * try one that is missing, or pip) and where input files are.
+ *
+ * @example
+ * ```ts
+ * pythonToolDescription({ packages: ['pandas==1.5.3'], inputFiles: true });
+ * ```
+ */
+export function pythonToolDescription({
+  base = BASE_DESCRIPTION,
+  packages,
+  inputFiles = false,
+}: {
+  /** The text before the package list. */
+  base?: string;
+  /** `name==version` entries, e.g. from `DockerSandbox.packages`. */
+  packages?: readonly string[] | undefined;
+  /** Whether the app places files under /tmp/inputs. */
+  inputFiles?: boolean;
+}): string {
+  const parts = [base];
+  if (packages !== undefined && packages.length > 0) {
+    const rank = (entry: string) => {
+      const index = HEADLINERS.indexOf(entry.split('==')[0]!.toLowerCase());
+      return index < 0 ? HEADLINERS.length : index;
+    };
+    const sorted = [...packages].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    parts.push(
+      `Installed Python packages: ${sorted.map(entry => entry.replace('==', ' ')).join(', ')}. ` +
+        'Nothing else can be installed (no pip, no network).',
+    );
+  }
+  if (inputFiles) {
+    parts.push('Files the user shared are in /tmp/inputs/ (the conversation names them).');
+  }
+  return parts.join(' ');
+}

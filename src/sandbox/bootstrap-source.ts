@@ -1,0 +1,239 @@
+/**
+ * The Python program every sandbox container starts with (run as `python3 -c SOURCE PREIMPORT`).
+ *
+ * Lifecycle:
+ * 1. Copies the image's prebuilt matplotlib font cache into the writable config dir (building it
+ *    costs ~1 s under gVisor), installs the figure-capturing matplotlib backend, imports the
+ *    PREIMPORT modules (comma separated; failures ignored: the code gets the real error if it
+ *    imports them) with their output silenced, then writes the ready marker to stderr. A warm
+ *    container therefore pays for `import pandas` before any code arrives.
+ * 2. Blocks on stdin, which the host writes once and closes:
+ *    `<nonce>\n<header JSON>\n<code bytes><file bytes>...`; the header gives the code's length,
+ *    the input files (path, length) and the artifact caps. Files are written under /tmp;
+ *    /tmp/outputs is created.
+ * 3. Runs the code as a fresh `__main__` module.
+ * 4. At exit (an `atexit` hook registered first, so it runs after the code's own hooks and after
+ *    non-daemon threads are joined): flushes both streams, then writes the run's artifacts to
+ *    stdout as records behind the nonce (figures still open or shown with `plt.show()` as PNG,
+ *    regular files under /tmp/outputs, notes about what the caps left out), then the done
+ *    marker with the exit status on both streams.
+ *
+ * stdout is line buffered, not unbuffered: under runsc, writes to the pipe come back short
+ * (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
+ * output); the buffered writer retries short writes, and records are written with a loop.
+ * Runs that end without a marker (os._exit, signals, OOM, gVisor crashes) are classified from
+ * the container's real exit state instead.
+ */
+export const BOOTSTRAP_SOURCE = String.raw`import os, sys
+sys.stdout.reconfigure(line_buffering=True)
+
+def _write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
+
+def _warm_up():
+    import contextlib, importlib.util, io, shutil
+    config = os.environ.get("MPLCONFIGDIR")
+    baked = "/usr/share/ai-toolbelt/matplotlib"
+    if config and os.path.isdir(baked):
+        try:
+            shutil.copytree(baked, config, dirs_exist_ok=True)
+        except OSError:
+            pass
+    class Loader:
+        def create_module(self, spec):
+            return None
+        def exec_module(self, module):
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            module.FigureCanvas = FigureCanvasAgg
+            module.show = _show
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name == "ai_toolbelt_backend":
+                return importlib.util.spec_from_loader(name, Loader())
+            return None
+    sys.meta_path.append(Finder())
+    os.environ["MPLBACKEND"] = "module://ai_toolbelt_backend"
+    names = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else []
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in names:
+                try:
+                    __import__(name)
+                except BaseException:
+                    pass
+
+_figures = []
+_notes = []
+_caps = {"images": 0, "files": 0, "bytes": 0}
+
+def _png(figure):
+    import io
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+def _show(*args, **kwargs):
+    # As in a notebook: show() hands the open figures to the chat and closes them.
+    import matplotlib.pyplot as plt
+    for number in plt.get_fignums():
+        _take_figure(plt, number)
+    plt.close("all")
+
+def _take_figure(plt, number):
+    try:
+        _figures.append(_png(plt.figure(number)))
+    except Exception as error:
+        _notes.append("figure %s could not be saved as PNG: %s" % (number, error))
+
+_warm_up()
+_write_all(2, b"\0ai-toolbelt:ready\n")
+
+_data = sys.stdin.buffer.read()
+_fd = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_fd, 0)
+os.close(_fd)
+
+def _read_input(data):
+    import json
+    nonce, _, rest = data.partition(b"\n")
+    header, _, rest = rest.partition(b"\n")
+    header = json.loads(header)
+    _caps.update(header["caps"])
+    code = rest[: header["code"]]
+    offset = header["code"]
+    for item in header["files"]:
+        path = os.path.realpath(item["path"])
+        if not path.startswith("/tmp/"):
+            raise ValueError("input file outside /tmp: %r" % item["path"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            _write_all(fd, rest[offset : offset + item["bytes"]])
+        finally:
+            os.close(fd)
+        offset += item["bytes"]
+    os.makedirs("/tmp/outputs", exist_ok=True)
+    return nonce, code
+
+_status = [1]
+try:
+    _prefix, _src = _read_input(_data)
+    _prefix = b"\0ai-toolbelt:" + _prefix + b":"
+except Exception as _e:
+    _write_all(2, ("ai-toolbelt sandbox: could not set up the run: %s\n" % _e).encode())
+    os._exit(70)
+del _data
+
+def _collect():
+    import json, mimetypes, stat
+    budget = _caps["bytes"]
+    records = []
+    def add(meta, data):
+        nonlocal budget
+        if len(data) > budget:
+            _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (meta["path"], len(data), _caps["bytes"]))
+            return
+        budget -= len(data)
+        meta["bytes"] = len(data)
+        records.append(b"file " + json.dumps(meta).encode() + b"\n" + data)
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        for number in plt.get_fignums():
+            _take_figure(plt, number)
+    for index, data in enumerate(_figures):
+        if index >= _caps["images"]:
+            _notes.append("%d figures were made; only the first %d were returned" % (len(_figures), _caps["images"]))
+            break
+        add({"kind": "image", "path": "figure-%d.png" % (index + 1), "mediaType": "image/png"}, data)
+    found = []
+    for root, dirs, files in os.walk("/tmp/outputs"):
+        dirs.sort()
+        for name in sorted(files):
+            found.append(os.path.join(root, name))
+    returned = 0
+    for path in found:
+        relative = os.path.relpath(path, "/tmp")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            _notes.append("%s was not returned: not a regular file" % relative)
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                _notes.append("%s was not returned: not a regular file" % relative)
+                continue
+            if returned >= _caps["files"]:
+                _notes.append("%d files were written to /tmp/outputs; only the first %d were returned" % (len(found), _caps["files"]))
+                break
+            if info.st_size > budget:
+                _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (relative, info.st_size, _caps["bytes"]))
+                continue
+            chunks, size = [], 0
+            while size <= info.st_size:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(fd)
+        media = mimetypes.guess_type(path)[0] or "application/octet-stream"
+        add({"kind": "file", "path": relative, "mediaType": media}, b"".join(chunks))
+        returned += 1
+    return records + [b"note " + json.dumps(note).encode() + b"\n" for note in _notes]
+
+def _done():
+    for _s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            _s.flush()
+        except Exception:
+            pass
+    try:
+        try:
+            for record in _collect():
+                _write_all(1, _prefix + record)
+        except BaseException as error:
+            import json
+            _write_all(1, _prefix + b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
+        _mark = _prefix + str(_status[0]).encode() + b"\n"
+        for _f in (1, 2):
+            _write_all(_f, _mark)
+    finally:
+        os._exit(_status[0])
+
+import atexit
+atexit.register(_done)
+
+def _run():
+    _src_text = _src.decode("utf-8", "replace")
+    # A fresh __main__ module: pickle finds the code's classes, and the bootstrap's names stay out of sight.
+    import types
+    _main = types.ModuleType("__main__")
+    _main.__dict__["__builtins__"] = __builtins__
+    sys.modules["__main__"] = _main
+    _globals = _main.__dict__
+    sys.argv = ["<sandbox>"]
+    try:
+        exec(compile(_src_text, "<sandbox>", "exec"), _globals)
+        return 0
+    except SystemExit as _e:
+        if _e.code is None:
+            return 0
+        if isinstance(_e.code, int):
+            return _e.code & 0xFF
+        print(_e.code, file=sys.stderr)
+        return 1
+    except BaseException as _e:
+        import linecache, traceback
+        linecache.cache["<sandbox>"] = (len(_src_text), None, _src_text.splitlines(True), "<sandbox>")
+        traceback.print_exception(type(_e), _e, _e.__traceback__.tb_next)
+        return 1
+
+_status[0] = _run()
+sys.exit(_status[0])
+`;

@@ -1,0 +1,217 @@
+import { StringDecoder } from 'node:string_decoder';
+import { type ArtifactMeta, parseArtifactMeta } from './artifacts.ts';
+
+type Mode = 'user' | 'header' | 'body' | 'between' | 'done';
+
+const MAX_HEADER_BYTES = 4096;
+const MAX_NOTES = 20;
+const MAX_NOTE_CHARS = 500;
+
+/**
+ * One output stream of a run: the code's own bytes (capped at `maxBytes`, streamed as text),
+ * then, behind the run's secret prefix, the bootstrap's records: `file {json}\n<bytes>`,
+ * `note "text"\n`, and the done marker `<status>\n`. A tail that could be the start of the
+ * prefix is held back until the next bytes tell.
+ *
+ * Records that do not parse (a daemon thread printing while they are written) end record
+ * parsing: what follows is treated as the code's output again, with a note.
+ */
+export class RecordStream {
+  readonly userChunks: Buffer[] = [];
+  userBytes = 0;
+  exitStatus: number | undefined;
+  readonly artifacts: Array<{ meta: ArtifactMeta; data: Buffer }> = [];
+  readonly notes: string[] = [];
+  private mode: Mode = 'user';
+  private pending: Buffer = Buffer.alloc(0);
+  private header: Buffer[] = [];
+  private headerBytes = 0;
+  private body: Buffer[] = [];
+  private remaining = 0;
+  private meta: ArtifactMeta | undefined;
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly prefix: Buffer;
+  private readonly maxBytes: number;
+  private readonly onText: ((text: string) => void) | undefined;
+  private readonly onArtifactBytes: (bytes: number) => boolean;
+
+  constructor({
+    prefix,
+    maxBytes,
+    onText,
+    onArtifactBytes,
+  }: {
+    /** The run's record prefix (see `markerPrefix`). */
+    prefix: Buffer;
+    /** Cap on the code's own bytes; `push` returns false past it. */
+    maxBytes: number;
+    /** Receives the code's output as text. */
+    onText?: (text: string) => void;
+    /** Asked before an artifact's bytes are accepted; false stops the stream (over the cap). */
+    onArtifactBytes: (bytes: number) => boolean;
+  }) {
+    this.prefix = prefix;
+    this.maxBytes = maxBytes;
+    this.onText = onText;
+    this.onArtifactBytes = onArtifactBytes;
+  }
+
+  /** True once the done marker arrived. */
+  get done(): boolean {
+    return this.mode === 'done';
+  }
+
+  /** Feeds payload bytes; false when a cap was exceeded (the run must be stopped). */
+  push(payload: Buffer): boolean {
+    let data = payload;
+    while (data.length > 0) {
+      switch (this.mode) {
+        case 'done':
+          // After the marker the process is exiting: a daemon thread's last words are dropped.
+          return true;
+        case 'user': {
+          const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
+          data = Buffer.alloc(0);
+          const found = buffer.indexOf(this.prefix);
+          const cut = found >= 0 ? found : buffer.length - this.partialPrefix(buffer);
+          if (!this.user(buffer.subarray(0, cut))) return false;
+          if (found >= 0) {
+            this.pending = Buffer.alloc(0);
+            this.mode = 'header';
+            data = buffer.subarray(found + this.prefix.length);
+          } else {
+            this.pending = Buffer.from(buffer.subarray(cut));
+          }
+          break;
+        }
+        case 'header': {
+          const newline = data.indexOf(10);
+          const part = newline >= 0 ? data.subarray(0, newline) : data;
+          this.header.push(part);
+          this.headerBytes += part.length;
+          data = newline >= 0 ? data.subarray(newline + 1) : Buffer.alloc(0);
+          if (this.headerBytes > MAX_HEADER_BYTES) {
+            data = this.abandon(data);
+          } else if (newline >= 0) {
+            const line = Buffer.concat(this.header).toString('utf8');
+            this.header = [];
+            this.headerBytes = 0;
+            const ok = this.record(line);
+            if (ok === 'abandon') data = this.abandon(data);
+            else if (ok === 'over-limit') return false;
+          }
+          break;
+        }
+        case 'body': {
+          const take = Math.min(this.remaining, data.length);
+          this.body.push(Buffer.from(data.subarray(0, take)));
+          this.remaining -= take;
+          data = data.subarray(take);
+          if (this.remaining === 0) this.finishArtifact();
+          break;
+        }
+        case 'between': {
+          // The next record must start right away.
+          const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
+          data = Buffer.alloc(0);
+          const n = Math.min(buffer.length, this.prefix.length);
+          if (!buffer.subarray(0, n).equals(this.prefix.subarray(0, n))) {
+            this.pending = Buffer.alloc(0);
+            data = this.abandon(buffer);
+          } else if (buffer.length < this.prefix.length) {
+            this.pending = Buffer.from(buffer);
+          } else {
+            this.pending = Buffer.alloc(0);
+            this.mode = 'header';
+            data = buffer.subarray(this.prefix.length);
+          }
+          break;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Passes on held-back bytes that turned out not to be a record (the run ended without one). */
+  flush(): void {
+    if (this.mode === 'user' && this.pending.length > 0) {
+      this.user(this.pending.subarray(0, Math.max(0, this.maxBytes - this.userBytes)));
+      this.pending = Buffer.alloc(0);
+    }
+    const rest = this.decoder.end();
+    if (rest.length > 0) this.onText?.(rest);
+  }
+
+  private user(bytes: Buffer): boolean {
+    if (bytes.length === 0) return true;
+    const room = this.maxBytes - this.userBytes;
+    const kept = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
+    if (kept.length > 0) {
+      this.userChunks.push(Buffer.from(kept));
+      this.userBytes += kept.length;
+      const text = this.decoder.write(kept);
+      if (text.length > 0) this.onText?.(text);
+    }
+    return bytes.length <= room;
+  }
+
+  /** Length of the longest tail of `buffer` that starts the prefix. */
+  private partialPrefix(buffer: Buffer): number {
+    const from = Math.max(0, buffer.length - this.prefix.length + 1);
+    for (let i = buffer.indexOf(0, from); i >= 0; i = buffer.indexOf(0, i + 1)) {
+      const tail = buffer.subarray(i);
+      if (this.prefix.subarray(0, tail.length).equals(tail)) return tail.length;
+    }
+    return 0;
+  }
+
+  private record(line: string): 'ok' | 'abandon' | 'over-limit' {
+    if (/^\d{1,3}$/.test(line)) {
+      this.exitStatus = Number(line);
+      this.mode = 'done';
+      return 'ok';
+    }
+    if (line.startsWith('note ')) {
+      let note: unknown;
+      try {
+        note = JSON.parse(line.slice(5));
+      } catch {
+        return 'abandon';
+      }
+      if (typeof note !== 'string') return 'abandon';
+      if (this.notes.length < MAX_NOTES) this.notes.push(note.slice(0, MAX_NOTE_CHARS));
+      this.mode = 'between';
+      return 'ok';
+    }
+    const meta = line.startsWith('file ') ? parseArtifactMeta(line.slice(5)) : undefined;
+    if (meta === undefined) return 'abandon';
+    if (!this.onArtifactBytes(meta.bytes)) return 'over-limit';
+    this.meta = meta;
+    this.remaining = meta.bytes;
+    this.body = [];
+    if (meta.bytes === 0) this.finishArtifact();
+    else this.mode = 'body';
+    return 'ok';
+  }
+
+  private finishArtifact(): void {
+    this.artifacts.push({ meta: this.meta!, data: Buffer.concat(this.body) });
+    this.body = [];
+    this.meta = undefined;
+    this.mode = 'between';
+  }
+
+  /** Gives up on records: the rest is the code's output again. */
+  private abandon(rest: Buffer): Buffer {
+    if (this.notes.length < MAX_NOTES) {
+      this.notes.push(
+        'some images or files were lost: other output was written while they were returned',
+      );
+    }
+    this.header = [];
+    this.headerBytes = 0;
+    this.body = [];
+    this.mode = 'user';
+    return rest;
+  }
+}

@@ -21,3 +21,9 @@ export {
   type ToolSelectionEvent,
   type ToolSelectionOptions,
 } from './tool-selector.ts';
+export {
+  providerAcceptsToolResultImages,
+  toolResultImagesMiddleware,
+  type ModelIdentity,
+  type ToolResultImagesOptions,
+} from './tool-result-images-middleware.ts';

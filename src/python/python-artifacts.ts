@@ -104,7 +104,8 @@ export function describeArtifacts({
   return lines.join('\n');
 }
 
-function formatBytes(bytes: number): string {
+/** `1.2 KB`, for text the model or the user reads. */
+export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;

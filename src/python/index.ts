@@ -7,9 +7,6 @@ export {
 export { pythonTool, type PythonToolOptions } from './python-tool.ts';
 export { repairTimeline, type RepairDataPart } from './repair-timeline.ts';
 export { trailingFailures } from './turn-history.ts';
-export {
-  type PythonArtifact,
-  type SaveArtifact,
-} from './python-artifacts.ts';
+export { type PythonArtifact, type SaveArtifact } from './python-artifacts.ts';
 export { pythonAttachments, type PythonAttachments } from './python-attachments.ts';
 export { pythonToolDescription } from './python-tool-description.ts';

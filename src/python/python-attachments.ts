@@ -82,7 +82,11 @@ export async function pythonAttachments<MESSAGE extends UIMessage>({
 }
 
 function uniqueName(filename: string | undefined, mediaType: string, used: Set<string>): string {
-  const base = (filename ?? '').split(/[\\/]/).pop()!.replace(/[^\w.\- ]/g, '_').slice(-100);
+  const base = (filename ?? '')
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/[^\w.\- ]/g, '_')
+    .slice(-100);
   const fallback = `file.${EXTENSIONS[mediaType] ?? 'bin'}`;
   const name = base === '' || /^\.+$/.test(base) ? fallback : base;
   let candidate = name;

@@ -12,9 +12,10 @@
  *    the input files (path, length) and the artifact caps. Files are written under /tmp;
  *    /tmp/outputs is created.
  * 3. Runs the code as a fresh `__main__` module.
- * 4. At exit (an `atexit` hook registered first, so it runs after the code's own hooks and after
- *    non-daemon threads are joined): flushes both streams, then writes the run's artifacts to
- *    stdout as records behind the nonce (figures still open or shown with `plt.show()` as PNG,
+ * 4. Right after the code, takes the figures it left open (matplotlib's own exit hook would
+ *    destroy them). At exit (an `atexit` hook registered first, so it runs after the code's own
+ *    hooks and after non-daemon threads are joined): flushes both streams, then writes the
+ *    run's artifacts to stdout as records behind the nonce (figures as PNG,
  *    regular files under /tmp/outputs, notes about what the caps left out), then the done
  *    marker with the exit status on both streams.
  *
@@ -73,7 +74,8 @@ _caps = {"images": 0, "files": 0, "bytes": 0}
 def _png(figure):
     import io
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    # As a notebook shows it: cropped to what was drawn, so labels are never cut off.
+    figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()
 
 def _show(*args, **kwargs):
@@ -82,6 +84,19 @@ def _show(*args, **kwargs):
     for number in plt.get_fignums():
         _take_figure(plt, number)
     plt.close("all")
+
+def _take_open_figures():
+    # Right after the code: matplotlib's own atexit hook (registered when the code imports
+    # pyplot, so it runs before ours) destroys every figure.
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    try:
+        for number in plt.get_fignums():
+            _take_figure(plt, number)
+        plt.close("all")
+    except Exception as error:
+        _notes.append("figures could not be collected: %s" % error)
 
 def _take_figure(plt, number):
     try:
@@ -140,10 +155,7 @@ def _collect():
         budget -= len(data)
         meta["bytes"] = len(data)
         records.append(b"file " + json.dumps(meta).encode() + b"\n" + data)
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is not None:
-        for number in plt.get_fignums():
-            _take_figure(plt, number)
+    _take_open_figures()
     for index, data in enumerate(_figures):
         if index >= _caps["images"]:
             _notes.append("%d figures were made; only the first %d were returned" % (len(_figures), _caps["images"]))
@@ -235,5 +247,6 @@ def _run():
         return 1
 
 _status[0] = _run()
+_take_open_figures()
 sys.exit(_status[0])
 `;

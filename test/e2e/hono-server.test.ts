@@ -9,6 +9,7 @@ import { launchChromium } from './support/chromium.ts';
 import { describeE2E, describeWith } from './support/describe-e2e.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
+import { CSV_QUESTION, SALES_CSV, SUMMARY_CSV, csvScenario } from './support/csv-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -37,6 +38,64 @@ describeE2E('hono-server example in a browser', () => {
       url: app.ready[1]!,
       fake,
       screenshot: join(root, 'test-results/e2e/hono-server-chat.png'),
+    });
+  }, 120_000);
+});
+
+describeE2E('hono-server example with an attached file', () => {
+  let fake: FakeOpenAI;
+  let app: AppProcess;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI({ script: csvScenario(), streamDelayMs: 5 });
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [join(root, 'examples/hono-server/src/main.ts')],
+      env: { PORT: '0', OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
+      readyPattern: /Listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it('gives python the CSV, shows the chart and offers the summary as a download', async () => {
+    await using browser = await launchChromium();
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(60_000);
+    await page.goto(app.ready[1]!);
+    await page.locator('#attach').setInputFiles({
+      name: SALES_CSV.name,
+      mimeType: SALES_CSV.mimeType,
+      buffer: Buffer.from(SALES_CSV.text),
+    });
+    await page.locator('#input').fill(CSV_QUESTION);
+    await page.locator('#input').press('Enter');
+    await page.locator('.message.user .attachment', { hasText: 'sales.csv' }).waitFor();
+
+    const download = page.locator('.python a.download');
+    await download.waitFor();
+    expect(await download.textContent()).toBe('Download summary.csv (30 B)');
+    expect(await download.getAttribute('download')).toBe('summary.csv');
+    const href = (await download.getAttribute('href')) ?? '';
+    expect(href.startsWith('data:application/octet-stream;base64,')).toBe(true);
+    expect(Buffer.from(href.split(',')[1]!, 'base64').toString()).toBe(SUMMARY_CSV);
+    await page.locator('.python .chart img').waitFor();
+    expect(
+      await page.locator('.repair[data-state="success"] .attempt-output').textContent(),
+    ).toContain('north       9');
+    await page.locator('.message.assistant .text', { hasText: 'ready to download' }).waitFor();
+
+    // The model read where the file is, never its bytes (chat models take no CSV parts).
+    const first = fake.requests.find(request => request.api === 'chat')!;
+    expect(first.lastUserText).toContain('python can read it at /tmp/inputs/sales.csv');
+    expect(JSON.stringify(first.body)).not.toContain(
+      Buffer.from(SALES_CSV.text).toString('base64'),
+    );
+    await page.screenshot({
+      path: join(root, 'test-results/e2e/hono-server-csv.png'),
+      fullPage: true,
     });
   }, 120_000);
 });

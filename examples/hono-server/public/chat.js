@@ -53,6 +53,40 @@ function renderRepair({ state, attempt, error, next, stdout, status }) {
   return row;
 }
 
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024
+    ? `${(bytes / 1024).toFixed(1)} KB`
+    : `${(bytes / 1048576).toFixed(1)} MB`;
+}
+
+// What a successful python run returned: charts (PNG only, shown inline), files (offered as
+// downloads, never rendered: the sandbox decides their contents) and the caps' notes.
+function renderArtifacts(output) {
+  if (output?.state !== 'success') return [];
+  const nodes = [];
+  for (const image of output.images ?? []) {
+    if (image.mediaType !== 'image/png') continue;
+    const figure = el('figure', 'chart');
+    const img = el('img');
+    img.alt = `${image.name} (${image.width}×${image.height})`;
+    img.width = image.width;
+    img.height = image.height;
+    img.src = image.url ?? `data:image/png;base64,${image.data}`;
+    figure.append(img);
+    nodes.push(figure);
+  }
+  for (const file of output.files ?? []) {
+    const name = file.name.split('/').pop();
+    const link = el('a', 'download', `Download ${name} (${formatBytes(file.size)})`);
+    link.href = file.url ?? `data:application/octet-stream;base64,${file.data}`;
+    link.download = name;
+    nodes.push(link);
+  }
+  for (const note of output.notes ?? []) nodes.push(el('div', 'note', note));
+  return nodes;
+}
+
 // MCP results arrive as { content: [{ type: 'text', text }] }; show their text.
 function outputText(output) {
   return Array.isArray(output?.content)
@@ -67,7 +101,7 @@ function renderTool(part, repairs) {
     const box = el('div', 'python');
     const code = el('details', 'tool');
     code.append(el('summary', '', 'Python code'), el('pre', '', part.input?.code ?? ''));
-    box.append(code, ...repairs.map(renderRepair));
+    box.append(code, ...repairs.map(renderRepair), ...renderArtifacts(part.output));
     if (repairs.length === 0 && part.state === 'output-error')
       box.append(el('pre', 'error', part.errorText));
     return box;
@@ -94,6 +128,8 @@ function renderMessage(message, error) {
   let lastSelection = '';
   for (const part of message.parts) {
     if (part.type === 'text' && part.text) box.append(el('div', 'text', part.text));
+    else if (part.type === 'file')
+      box.append(el('div', 'attachment', `Attached: ${part.filename}`));
     else if (part.type === 'data-tool-selection') {
       // Later steps usually get the same tools; show a step only when its selection changed.
       const names = part.data.selected.map(tool => tool.name).join(',');
@@ -114,9 +150,30 @@ function render() {
   list.lastElementChild?.scrollIntoView({ block: 'end' });
 }
 
-async function send(text) {
+/** A chosen file as a UI message `file` part (a data URL, as useChat sends it). */
+function toFilePart(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () =>
+      resolve({
+        type: 'file',
+        mediaType: file.type || 'application/octet-stream',
+        filename: file.name,
+        url: reader.result,
+      });
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+async function send(text, files) {
+  const fileParts = await Promise.all([...files].map(toFilePart));
   transcript.push({
-    message: { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text }] },
+    message: {
+      id: crypto.randomUUID(),
+      role: 'user',
+      parts: [{ type: 'text', text }, ...fileParts],
+    },
   });
   const messages = transcript.filter(entry => !entry.error).map(entry => entry.message);
   const builder = new MessageBuilder();
@@ -167,9 +224,11 @@ $('#composer').addEventListener('submit', event => {
   event.preventDefault();
   const text = $('#input').value.trim();
   if (!text || pending) return;
+  const files = [...$('#attach').files];
   $('#input').value = '';
+  $('#attach').value = '';
   document.body.dataset.idle = 'false';
-  void send(text);
+  void send(text, files);
 });
 $('#input').addEventListener('keydown', event => {
   if (event.key === 'Enter' && !event.shiftKey) {

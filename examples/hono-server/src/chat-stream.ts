@@ -13,9 +13,11 @@ import {
 import {
   type PythonSandbox,
   type ToolIndex,
+  pythonAttachments,
   pythonTool,
   repairGuardMiddleware,
   repairTimeline,
+  toolResultImagesMiddleware,
   toolSelection,
 } from 'ai-toolbelt';
 
@@ -58,13 +60,16 @@ export type ChatResponseOptions = {
 
 const SYSTEM =
   'You are a helpful assistant. Use the tools you are given. For any calculation, ' +
-  'write a short Python program and run it with the python tool, printing the result.';
+  'write a short Python program and run it with the python tool, printing the result. ' +
+  'When a chart helps, draw it with matplotlib in the same program: the user sees it.';
 
 /**
  * Answers one chat request as a UI message stream: each model call sees only
  * the top-k tools for the latest user message (a `data-tool-selection` part
  * shows which), python runs in the sandbox with every attempt written as a
- * `data-repair` part, and the repair guard stops a model that keeps failing.
+ * `data-repair` part (charts and files come back on the tool part), files the
+ * user attached are placed under /tmp/inputs, and the repair guard stops a
+ * model that keeps failing.
  *
  * @example
  * ```ts
@@ -97,18 +102,21 @@ export async function chatResponse({
             data: { step, query, selected, dropped, ms } satisfies ToolSelectionData,
           }),
       });
-      const tools: ToolSet = {
-        ...mcpTools,
-        ...(sandbox ? { python: pythonTool({ sandbox, onAttempt: repairTimeline(writer) }) } : {}),
-      };
+      // Attached files go to python; the model reads where they are instead of their bytes.
+      const { messages: forModel, files } = await pythonAttachments({ messages });
+      const python = sandbox
+        ? pythonTool({ sandbox, files, onAttempt: repairTimeline(writer) })
+        : undefined;
+      const tools: ToolSet = { ...mcpTools, ...(python ? { python } : {}) };
       const result = streamText({
         model: wrapLanguageModel({
           model,
-          middleware: [selection.middleware, repairGuardMiddleware()],
+          // Chat Completions models take no images in tool results: charts become a text note.
+          middleware: [selection.middleware, repairGuardMiddleware(), toolResultImagesMiddleware()],
         }),
         system: SYSTEM,
         tools,
-        messages: await convertToModelMessages(messages, {
+        messages: await convertToModelMessages(forModel, {
           tools,
           ignoreIncompleteToolCalls: true,
         }),

@@ -1,7 +1,7 @@
 'use client';
 
 import { useChat } from '@ai-sdk/react';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import type { ChatMessage } from '../lib/chat-message';
 import { PythonTimeline, usePythonHistory } from './python-timeline';
 import { ToolSelection } from './tool-selection';
@@ -11,13 +11,17 @@ export function Chat() {
   const { messages, sendMessage, status, error } = useChat<ChatMessage>();
   const history = usePythonHistory(messages);
   const [input, setInput] = useState('');
+  const attach = useRef<HTMLInputElement>(null);
   const busy = status === 'submitted' || status === 'streaming';
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!input.trim() || busy) return;
-    void sendMessage({ text: input.trim() });
+    // useChat turns a FileList into `file` parts with data URLs; the route hands them to python.
+    const files = attach.current?.files;
+    void sendMessage({ text: input.trim(), ...(files && files.length > 0 ? { files } : {}) });
     setInput('');
+    if (attach.current) attach.current.value = '';
   };
 
   return (
@@ -32,6 +36,12 @@ export function Chat() {
                   return (
                     <div key={key} className="text">
                       {part.text}
+                    </div>
+                  );
+                case 'file':
+                  return (
+                    <div key={key} className="attachment">
+                      Attached: {part.filename}
                     </div>
                   );
                 case 'data-tool-selection': {
@@ -79,6 +89,13 @@ export function Chat() {
             if (event.key === 'Enter' && !event.shiftKey) submit(event);
           }}
         />
+        <label
+          className="attach"
+          title="Attach files (CSV, JSON, images…): python reads them from /tmp/inputs"
+        >
+          Attach
+          <input id="attach" ref={attach} type="file" multiple />
+        </label>
         <button id="send" type="submit" disabled={busy}>
           Send
         </button>

@@ -97,7 +97,57 @@ function Attempt({ output }: { output: PythonToolOutput }) {
         <div className="repair" data-state="success">
           <strong>Python attempt {output.attempt} succeeded</strong>
           <pre className="attempt-output">{output.stdout || '(no output)'}</pre>
+          <Artifacts output={output} />
         </div>
       );
   }
+}
+
+/**
+ * Charts (PNG only) inline; files as downloads, never rendered (the sandbox decides their
+ * contents, so they are served as application/octet-stream); the caps' notes.
+ */
+function Artifacts({ output }: { output: Extract<PythonToolOutput, { state: 'success' }> }) {
+  return (
+    <>
+      {(output.images ?? [])
+        .filter(image => image.mediaType === 'image/png')
+        .map(image => (
+          <figure key={image.name} className="chart">
+            {/* eslint-disable-next-line @next/next/no-img-element -- a data URL from the sandbox */}
+            <img
+              alt={`${image.name} (${image.width}×${image.height})`}
+              width={image.width}
+              height={image.height}
+              src={image.url ?? `data:image/png;base64,${image.data}`}
+            />
+          </figure>
+        ))}
+      {(output.files ?? []).map(file => {
+        const name = file.name.split('/').pop()!;
+        return (
+          <a
+            key={file.name}
+            className="download"
+            download={name}
+            href={file.url ?? `data:application/octet-stream;base64,${file.data}`}
+          >
+            Download {name} ({formatBytes(file.size)})
+          </a>
+        );
+      })}
+      {(output.notes ?? []).map(note => (
+        <div key={note} className="note">
+          {note}
+        </div>
+      ))}
+    </>
+  );
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024
+    ? `${(bytes / 1024).toFixed(1)} KB`
+    : `${(bytes / 1048576).toFixed(1)} MB`;
 }

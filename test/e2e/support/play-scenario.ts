@@ -3,7 +3,13 @@ import { dirname } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { expect } from 'vitest';
 import type { FakeOpenAI } from '../../fixtures/fake-openai/fake-openai-server.ts';
-import { EXPECTED_AVERAGE, PYTHON_ERROR, QUESTION, SELECTED_TOOL } from './weather-scenario.ts';
+import {
+  CHART_SIZE,
+  EXPECTED_AVERAGE,
+  PYTHON_ERROR,
+  QUESTION,
+  SELECTED_TOOL,
+} from './weather-scenario.ts';
 
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -42,7 +48,9 @@ export async function playWeatherScenario({
 
   await page.goto(url);
   const status = page.locator('.status');
-  await expect.poll(() => status.textContent()).toContain('weather (ready, 5 tools)');
+  await expect
+    .poll(() => status.textContent(), { timeout: STEP_TIMEOUT_MS })
+    .toContain('weather (ready, 5 tools)');
   expect(await status.textContent()).not.toContain('Python tool disabled');
   expect(await page.locator('.model-missing').count()).toBe(0);
 
@@ -71,6 +79,25 @@ export async function playWeatherScenario({
   expect(await success.locator('.attempt-output').textContent()).toContain(EXPECTED_AVERAGE);
   expect(await success.textContent()).toContain('attempt 2');
 
+  // The repaired run's chart, shown in the chat as the sandbox rendered it.
+  const chart = page.locator('.python .chart img').first();
+  await chart.waitFor();
+  // Decoded by the browser at the size the sandbox reported: a real PNG, about 6x3 inches at 100 dpi.
+  const size = () =>
+    chart.evaluate(img => {
+      const image = img as HTMLImageElement;
+      return {
+        natural: [image.naturalWidth, image.naturalHeight],
+        reported: [Number(image.getAttribute('width')), Number(image.getAttribute('height'))],
+      };
+    });
+  await expect.poll(async () => (await size()).natural[0]).toBeGreaterThan(0);
+  const { natural, reported } = await size();
+  expect(natural).toEqual(reported);
+  expect(Math.abs(natural[0]! - CHART_SIZE.width)).toBeLessThan(CHART_SIZE.width * 0.15);
+  expect(Math.abs(natural[1]! - CHART_SIZE.height)).toBeLessThan(CHART_SIZE.height * 0.2);
+  expect(await page.locator('.python .chart img').count()).toBe(1);
+
   const answer = page.locator('.message.assistant .text').last();
   await expect
     .poll(() => answer.textContent(), { timeout: STEP_TIMEOUT_MS })
@@ -88,6 +115,9 @@ export async function playWeatherScenario({
   expect(calls[0]?.toolNames).toHaveLength(4);
   expect(calls[0]?.toolNames).toContain(SELECTED_TOOL);
   expect(calls[2]?.toolResults.at(-1)?.output).toContain(PYTHON_ERROR);
+  // A Chat Completions model gets a note about the chart, not its base64.
+  expect(calls[3]?.toolResults.at(-1)?.output).toMatch(/figure-1\.png \(\d+x\d+ PNG\)/);
+  expect(JSON.stringify(calls[3]?.body)).not.toContain('iVBORw0KGgo');
 
   await mkdir(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });

@@ -13,8 +13,23 @@ export const PYTHON_ERROR = "NameError: name 'high' is not defined";
 /** The MCP tool retrieval must offer (and the model calls) for {@link QUESTION}. */
 export const SELECTED_TOOL = 'temperature_history';
 
+// The average, then a bar chart of the week (which only the fixed program reaches).
 const program = (highs: number[], lengthOf: string) =>
-  `highs = ${JSON.stringify(highs)}\naverage = sum(highs) / len(${lengthOf})\nprint(round(average, 1))\n`;
+  [
+    `highs = ${JSON.stringify(highs)}`,
+    `average = sum(highs) / len(${lengthOf})`,
+    'print(round(average, 1))',
+    'import matplotlib.pyplot as plt',
+    'fig, ax = plt.subplots(figsize=(6, 3))',
+    'ax.bar(range(1, len(highs) + 1), highs, color="#4c78a8")',
+    'ax.axhline(average, color="#e45756", linestyle="--", label=f"average {average:.1f} °C")',
+    'ax.set(title="Oslo, daily highs", xlabel="day", ylabel="°C")',
+    'ax.legend()',
+    '',
+  ].join('\n');
+
+/** The chart the fixed program draws, in pixels (before cropping to what was drawn). */
+export const CHART_SIZE = { width: 600, height: 300 };
 
 /**
  * The fake model's turns. Each reads the previous tool result from the request,
@@ -36,7 +51,7 @@ export function weatherScenario(): Script {
     },
     () => ({ toolCalls: [{ name: 'python', args: { code: program(highs, 'highs') } }] }),
     request => ({
-      text: `The average daily high in Oslo over the past week was ${request.toolResults.at(-1)?.output.trim()} °C.`,
+      text: `The average daily high in Oslo over the past week was ${request.toolResults.at(-1)?.output.split('\n')[0]} °C (chart above).`,
     }),
   ];
 }

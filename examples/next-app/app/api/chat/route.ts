@@ -9,7 +9,13 @@ import {
   validateUIMessages,
   wrapLanguageModel,
 } from 'ai';
-import { pythonTool, repairGuardMiddleware, toolSelection } from 'ai-toolbelt';
+import {
+  pythonAttachments,
+  pythonTool,
+  repairGuardMiddleware,
+  toolResultImagesMiddleware,
+  toolSelection,
+} from 'ai-toolbelt';
 import type { ChatMessage } from '../../../lib/chat-message';
 import { MISSING_MODEL_MESSAGE, chatModel } from '../../../lib/model';
 import { getToolbelt } from '../../../lib/toolbelt';
@@ -20,7 +26,8 @@ export const dynamic = 'force-dynamic';
 
 const SYSTEM =
   'You are a helpful assistant. Use the tools you are given. For any calculation, ' +
-  'write a short Python program and run it with the python tool, printing the result.';
+  'write a short Python program and run it with the python tool, printing the result. ' +
+  'When a chart helps, draw it with matplotlib in the same program: the user sees it.';
 
 /** Streams one answer: top-k tools per model call, python in the sandbox, the repair guard. */
 export async function POST(request: Request): Promise<Response> {
@@ -54,19 +61,23 @@ export async function POST(request: Request): Promise<Response> {
             data: { step, selected, dropped, ms },
           }),
       });
-      // The python tool streams running / failed / success as preliminary outputs of its tool part.
+      // Attached files go to python under /tmp/inputs; the model reads where they are.
+      const { messages: forModel, files } = await pythonAttachments({ messages });
+      // The python tool streams running / failed / success (with charts and files) as
+      // preliminary outputs of its tool part.
       const tools: ToolSet = {
         ...toolbox.tools,
-        ...(sandbox ? { python: pythonTool({ sandbox }) } : {}),
+        ...(sandbox ? { python: pythonTool({ sandbox, files }) } : {}),
       };
       const result = streamText({
         model: wrapLanguageModel({
           model,
-          middleware: [selection.middleware, repairGuardMiddleware()],
+          // Chat Completions models take no images in tool results: charts become a text note.
+          middleware: [selection.middleware, repairGuardMiddleware(), toolResultImagesMiddleware()],
         }),
         system: SYSTEM,
         tools,
-        messages: await convertToModelMessages(messages, {
+        messages: await convertToModelMessages(forModel, {
           tools,
           ignoreIncompleteToolCalls: true,
         }),

@@ -7,21 +7,32 @@
 // - engine floor: the same loop with bare create + start + wait + remove of `true` containers
 //   with the same flags (no Python, no sandbox code): the most any one-use-container design
 //   can sustain on this machine, measured in the same run;
-// - idle memory: cgroup working set of idle warm containers (docker stats);
+// - idle memory: of idle warm containers, as docker stats counts it (see idle-memory.ts);
 // - leaked: labelled containers of this process left after every sandbox is closed.
-// Prints one JSON object. Usage: node bench/sandbox.ts [--runs 30] [--seconds 15]
+// These use `print(1)` with pre-imports off, to measure the container path itself.
+// Then the data stack (see data-stack.ts): a pandas + chart snippet cold, warm, and warm with
+// pre-imports. Prints one JSON line per measurement.
+// Usage: node bench/sandbox.ts [--runs 30] [--seconds 15] [--data-runs 8] [--only basic|data]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { containerSpec } from '../src/sandbox/container-spec.ts';
-import { DockerSandbox, listSandboxContainers } from '../src/sandbox/index.ts';
+import {
+  DEFAULT_SANDBOX_IMAGE,
+  DockerSandbox,
+  listSandboxContainers,
+} from '../src/sandbox/index.ts';
+import { benchDataStack } from './data-stack.ts';
+import { idleMiB } from './idle-memory.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '30' },
     seconds: { type: 'string', default: '15' },
+    'data-runs': { type: 'string', default: '8' },
+    only: { type: 'string' },
     image: {
       type: 'string',
-      default: process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? 'ai-toolbelt/python:3.11',
+      default: process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? DEFAULT_SANDBOX_IMAGE,
     },
   },
 });
@@ -48,7 +59,12 @@ async function untilWarm(sandbox: DockerSandbox, size: number): Promise<void> {
 }
 
 async function cold(): Promise<number[]> {
-  await using sandbox = await DockerSandbox.create({ docker, image, warmPoolSize: 0 });
+  await using sandbox = await DockerSandbox.create({
+    docker,
+    image,
+    warmPoolSize: 0,
+    preimport: [],
+  });
   check(await sandbox.execute('print(1)')); // first start pays image/page-cache warm-up
   await sandbox.waitForCleanup();
   const times: number[] = [];
@@ -63,7 +79,12 @@ async function cold(): Promise<number[]> {
 
 async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: string }> {
   const size = 2;
-  await using sandbox = await DockerSandbox.create({ docker, image, warmPoolSize: size });
+  await using sandbox = await DockerSandbox.create({
+    docker,
+    image,
+    warmPoolSize: size,
+    preimport: [],
+  });
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     await untilWarm(sandbox, size);
@@ -72,22 +93,7 @@ async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: stri
     times.push(performance.now() - started);
   }
   await untilWarm(sandbox, size);
-  return { times, idleMiB: await idleMemoryMiB(), runtime: sandbox.runtime ?? '?' };
-}
-
-/** Average working set (usage minus page cache) of this process's idle sandbox containers. */
-async function idleMemoryMiB(): Promise<number> {
-  const containers = await listSandboxContainers({ docker, pid: process.pid });
-  const sizes = await Promise.all(
-    containers
-      .filter(info => info.State === 'running')
-      .map(async info => {
-        const stats = await docker.getContainer(info.Id).stats({ stream: false });
-        const cache = (stats.memory_stats.stats as { cache?: number } | undefined)?.cache ?? 0;
-        return (stats.memory_stats.usage - cache) / (1024 * 1024);
-      }),
-  );
-  return sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length);
+  return { times, idleMiB: await idleMiB(docker), runtime: sandbox.runtime ?? '?' };
 }
 
 async function sustained(): Promise<{ perSec: number; count: number }> {
@@ -96,6 +102,7 @@ async function sustained(): Promise<{ perSec: number; count: number }> {
     image,
     warmPoolSize: 4,
     maxConcurrentExecutions: 4,
+    preimport: [],
   });
   await untilWarm(sandbox, 4);
   const deadline = performance.now() + seconds * 1000;
@@ -145,16 +152,16 @@ async function engineFloor(): Promise<number> {
   return count / ((performance.now() - started) / 1000);
 }
 
-const coldTimes = await cold();
-const warmRun = await warm();
-const sustainedRun = await sustained();
-const floorPerSec = await engineFloor();
-const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
-const coldP50 = percentile(coldTimes, 0.5);
-const warmP50 = percentile(warmRun.times, 0.5);
-console.log(
-  JSON.stringify({
+async function basic(): Promise<object> {
+  const coldTimes = await cold();
+  const warmRun = await warm();
+  const sustainedRun = await sustained();
+  const floorPerSec = await engineFloor();
+  const coldP50 = percentile(coldTimes, 0.5);
+  const warmP50 = percentile(warmRun.times, 0.5);
+  return {
     bench: 'sandbox',
+    snippet: 'print(1)',
     runtime: warmRun.runtime,
     runs,
     coldP50Ms: round(coldP50),
@@ -166,6 +173,13 @@ console.log(
     sustainedRuns: sustainedRun.count,
     engineFloorPerSec: round(floorPerSec),
     idleMiB: round(warmRun.idleMiB),
-    leaked,
-  }),
-);
+  };
+}
+
+if (values.only !== 'data') console.log(JSON.stringify(await basic()));
+if (values.only !== 'basic') {
+  const lines = await benchDataStack({ docker, image, runs: Number(values['data-runs']) });
+  for (const line of lines) console.log(JSON.stringify(line));
+}
+const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
+console.log(JSON.stringify({ bench: 'sandbox', leaked }));

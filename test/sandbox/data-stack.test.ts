@@ -47,6 +47,12 @@ describeSandbox('DockerSandbox under gVisor: the data stack, charts and files', 
     expect(result).toMatchObject({ status: 'success', stdout: 'True\n', stderr: '' });
   });
 
+  it('answers a package the image lacks with a plain ModuleNotFoundError to repair from', async () => {
+    const result = await sandbox.execute('import sklearn');
+    expect(result.status).toBe('error');
+    expect(result.stderr).toMatch(/ModuleNotFoundError: No module named 'sklearn'\n$/);
+  });
+
   it('runs a pandas groupby on an input CSV and prints the right table', async () => {
     const result = await sandbox.execute(
       'import pandas as pd\n' +

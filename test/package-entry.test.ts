@@ -36,13 +36,6 @@ describe('package entry', () => {
       DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
-      PythonExecutionError: () =>
-        new root.PythonExecutionError({
-          message: 'm',
-          status: 'error',
-          attempts: 1,
-          fingerprint: 'f',
-        }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
       McpPaginationError: () =>
         new root.McpPaginationError({

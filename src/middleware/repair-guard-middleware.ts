@@ -1,30 +1,30 @@
 import type { LanguageModelMiddleware } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { HALT_MARKER } from '../python/python-tool-output.ts';
-import { trailingFailures } from '../python/turn-history.ts';
 import { errorFingerprint } from '../repair/error-fingerprint.ts';
+import { trailingFailures } from '../repair/repair-record.ts';
+import { type RepairReason, decideRepair } from '../repair/repair-policy.ts';
 
 /** Options of {@link repairGuardMiddleware}. */
 export type RepairGuardOptions = {
   /** The guarded tool's name. */
   toolName?: string;
-  /** Repairs allowed after the first failure in one turn (the python tool's default too). */
+  /**
+   * Repairs allowed in one turn for failures the tool left no decision for (a tool other than
+   * `pythonTool`); the python tool records its own decision, which the guard follows.
+   */
   maxRepairs?: number;
   /** Called when the guard withholds the tool, e.g. for logging. */
-  onHalt?: (event: {
-    toolName: string;
-    failures: number;
-    reason: 'budget' | 'repeated-error' | 'halted-by-tool';
-  }) => void;
+  onHalt?: (event: { toolName: string; failures: number; reason: RepairReason }) => void;
 };
 
 /**
- * Enforces the agent-mode repair budget of the python tool from the
+ * Enforces the python tool's repair decisions in agent mode, from the
  * conversation itself, so it holds in serverless routes where no process
- * remembers earlier requests: when the turn's consecutive failed runs exceed
- * the budget, the latest error repeats the one before it, or the tool itself
- * halted, the tool is withheld for the rest of the turn and one short system
- * note asks the model to explain the failure instead of retrying.
+ * remembers earlier requests: the tool records, with each failed run, whether
+ * the model may repair it (its one policy: budget, repeated-error halt,
+ * failure kind, `onError` hook); once the latest failure says `halt`, the tool
+ * is withheld for the rest of the turn and one short system note asks the model
+ * to explain the failure instead of retrying.
  *
  * @example
  * ```ts
@@ -52,15 +52,26 @@ export function repairGuardMiddleware({
       const last = failures.at(-1);
       if (last === undefined) return params;
       const previous = failures.at(-2);
-      const reason = last.text.includes(HALT_MARKER)
-        ? 'halted-by-tool'
-        : failures.length > maxRepairs
-          ? 'budget'
-          : previous !== undefined &&
-              errorFingerprint(previous.text) === errorFingerprint(last.text)
-            ? 'repeated-error'
-            : undefined;
-      if (reason === undefined) return params;
+      // A failure without the tool's record gets the same policy, with this guard's budget.
+      const { decision, reason } =
+        last.record ??
+        (await decideRepair({
+          failure: {
+            attempt: failures.length,
+            status: 'error',
+            error: last.text,
+            fingerprint: errorFingerprint(last.text),
+            code: '',
+          },
+          ...(previous
+            ? {
+                previousFingerprint:
+                  previous.record?.fingerprint ?? errorFingerprint(previous.text),
+              }
+            : {}),
+          policy: { maxRepairs },
+        }));
+      if (decision !== 'halt') return params;
       onHalt?.({ toolName, failures: failures.length, reason });
 
       const tools = params.tools.filter(

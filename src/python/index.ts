@@ -1,12 +1,7 @@
 export type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
-export {
-  HALT_MARKER,
-  type PythonAttemptEvent,
-  type PythonToolOutput,
-} from './python-tool-output.ts';
+export { type PythonAttemptEvent, type PythonToolOutput } from './python-tool-output.ts';
 export { pythonTool, type PythonToolOptions } from './python-tool.ts';
 export { repairTimeline, type RepairDataPart } from './repair-timeline.ts';
-export { trailingFailures } from './turn-history.ts';
 export { type PythonArtifact, type SaveArtifact } from './python-artifacts.ts';
 export { pythonAttachments, type PythonAttachments } from './python-attachments.ts';
 export { pythonToolDescription } from './python-tool-description.ts';

@@ -1,12 +1,14 @@
 import type { ToolResultPart } from 'ai';
+import { failureOutput } from '../repair/repair-record.ts';
 import { describeArtifacts } from './python-artifacts.ts';
 import type { PythonToolOutput } from './python-tool-output.ts';
 
 /**
  * What the model sees of a python result: stdout, a line naming the images and files that
  * went to the user, and (with `images: true`) the images themselves as image content, for
- * models that take images in tool results. `toolResultImagesMiddleware` turns those into a
- * short text stand-in for models that do not.
+ * models that take images in tool results (`toolResultImagesMiddleware` turns those into a
+ * short text stand-in for models that do not). A failure is a tool error holding the trimmed
+ * error, with the repair decision attached for the repair guard.
  *
  * @example
  * ```ts
@@ -22,6 +24,13 @@ export function pythonModelOutput({
   /** Send images as image content. */
   images: boolean;
 }): ToolResultPart['output'] {
+  if (output.state === 'failed') {
+    const { attempt, status, fingerprint, next: decision, reason } = output;
+    return failureOutput({
+      text: output.error,
+      record: { attempt, status, fingerprint, decision, reason },
+    });
+  }
   if (output.state !== 'success') return { type: 'json', value: output };
   const text = [output.stdout === '' ? '(no output)' : output.stdout, describeArtifacts(output)]
     .filter(part => part !== '')

@@ -5,7 +5,12 @@ import type { Sandbox, SandboxResult } from '../sandbox/types.ts';
  * `ai-toolbelt/sandbox` provides it; errors of the user's code are results
  * (`status`), and only infrastructure failures throw.
  */
-export type PythonSandbox = Pick<Sandbox, 'execute'>;
+export type PythonSandbox = Pick<Sandbox, 'execute'> & {
+  /** Python distributions in the sandbox (`pandas==1.5.3`), named in the tool's description. */
+  readonly packages?: readonly string[] | undefined;
+  /** The memory limit of a run, named when code runs out of memory. */
+  readonly memoryBytes?: number | undefined;
+};
 
 /** The outcome of one run. */
 export type PythonRunResult = SandboxResult;

@@ -4,9 +4,9 @@ import type { PythonArtifact } from './python-artifacts.ts';
 /**
  * What the python tool streams, in order: `running` for each attempt,
  * `failed` when it fails, `repairing` while a fix is written (inline mode),
- * and a final `success` with the output, images and files. Failures end in a
- * thrown tool error instead, so the model sees them as errors. UIs render
- * these from the tool part's preliminary outputs.
+ * and a final `success` with the output, images and files, or a final
+ * `failed`, which the model reads as a tool error (see `pythonModelOutput`).
+ * UIs render these from the tool part's preliminary outputs.
  *
  * @example
  * ```ts
@@ -20,6 +20,8 @@ export type PythonToolOutput =
       attempt: number;
       status: FailureStatus;
       error: string;
+      /** The normalised error: equal fingerprints mean the same failure. */
+      fingerprint: string;
       next: 'repair' | 'halt';
       reason: RepairReason;
     }
@@ -41,10 +43,3 @@ export type PythonToolOutput =
 
 /** A streamed state with the tool call it belongs to; see `onAttempt`. */
 export type PythonAttemptEvent = PythonToolOutput & { toolCallId: string };
-
-/**
- * The line ending a halted failure's error text. The repair guard
- * (`repairGuardMiddleware`) recognises it in the conversation and withholds
- * the tool for the rest of the turn.
- */
-export const HALT_MARKER = '[python: stop retrying — explain this failure to the user]';

@@ -1,8 +1,6 @@
 import { type LanguageModel, tool } from 'ai';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { PythonExecutionError } from '../errors/python-execution-error.ts';
-import type { ConversationMessage } from '../middleware/conversation.ts';
 import { errorFingerprint } from '../repair/error-fingerprint.ts';
 import { repairCode } from '../repair/repair-code.ts';
 import { type FailureStatus, type RepairPolicy, decideRepair } from '../repair/repair-policy.ts';
@@ -12,12 +10,8 @@ import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-art
 import { pythonModelOutput } from './python-model-output.ts';
 import type { PythonSandbox } from './python-sandbox.ts';
 import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
-import {
-  HALT_MARKER,
-  type PythonAttemptEvent,
-  type PythonToolOutput,
-} from './python-tool-output.ts';
-import { trailingFailures } from './turn-history.ts';
+import { trailingFailures } from '../repair/repair-record.ts';
+import type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
 
 /** Options of {@link pythonTool}. */
 export type PythonToolOptions = RepairPolicy & {
@@ -149,10 +143,10 @@ export function pythonTool({
       };
       const inputFiles = typeof files === 'function' ? await files({ toolCallId }) : files;
       // Agent mode continues the count of this turn's earlier failed calls.
-      const prior = repair ? [] : trailingFailures(messages as ConversationMessage[], toolName);
-      let attempt = prior.length + 1;
-      let previousFingerprint =
-        prior.length > 0 ? errorFingerprint((prior.at(-1) as { text: string }).text) : undefined;
+      const prior = repair ? [] : trailingFailures(messages, toolName);
+      const last = prior.at(-1);
+      let attempt = (last?.record?.attempt ?? prior.length) + 1;
+      let previousFingerprint = last && (last.record?.fingerprint ?? errorFingerprint(last.text));
       let current = code;
       for (;;) {
         yield emit({ state: 'running', attempt, code: current });
@@ -175,7 +169,7 @@ export function pythonTool({
           yield emit({
             state: 'success',
             attempt,
-            attempts: attempt - prior.length,
+            attempts: attempt - (last?.record?.attempt ?? prior.length),
             stdout,
             truncated: cut || result.truncated,
             code: current,
@@ -185,23 +179,25 @@ export function pythonTool({
           return;
         }
         const status = result.status as FailureStatus;
-        const error = describeFailure(status, result, timeoutMs);
+        const error = describeFailure(status, result, timeoutMs, sandbox.memoryBytes);
         const fingerprint = status === 'error' ? errorFingerprint(result.stderr) : status;
         const { decision, reason } = await decideRepair({
           failure: { attempt, status, error, fingerprint, code: current },
           ...(previousFingerprint !== undefined ? { previousFingerprint } : {}),
           policy,
         });
-        yield emit({ state: 'failed', attempt, status, error, next: decision, reason });
-        if (decision === 'halt' || !repair) {
-          const tail = decision === 'halt' ? `\n${HALT_MARKER}` : '';
-          throw new PythonExecutionError({
-            message: `${error}${tail}`,
-            status,
-            attempts: attempt,
-            fingerprint,
-          });
-        }
+        // The last state yielded is the tool's result: a failure the model reads as a tool
+        // error, with the decision recorded for the repair guard (see `RepairRecord`).
+        yield emit({
+          state: 'failed',
+          attempt,
+          status,
+          error,
+          fingerprint,
+          next: decision,
+          reason,
+        });
+        if (decision === 'halt' || !repair) return;
         previousFingerprint = fingerprint;
         attempt++;
         yield emit({ state: 'repairing', attempt });
@@ -225,6 +221,7 @@ function describeFailure(
   status: FailureStatus,
   { stdout, stderr }: { stdout: string; stderr: string },
   timeoutMs: number,
+  memoryBytes: number | undefined,
 ): string {
   const trimmed = trimError(stderr);
   switch (status) {
@@ -237,7 +234,7 @@ function describeFailure(
       ].join('\n');
     }
     case 'oom':
-      return 'Ran out of memory and was stopped (the sandbox allows 256 MiB).';
+      return `Ran out of memory and was stopped${memoryBytes ? ` (the sandbox allows ${Math.round(memoryBytes / 1048576)} MiB)` : ''}.`;
     case 'output-limit':
       return 'Printed more output than the sandbox allows and was stopped. Print less.';
     case 'crashed':

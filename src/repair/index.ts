@@ -12,3 +12,10 @@ export {
   type RepairReason,
 } from './repair-policy.ts';
 export { trimError, type TrimErrorOptions } from './trim-error.ts';
+export {
+  REPAIR_RECORD_KEY,
+  failureOutput,
+  trailingFailures,
+  type PriorFailure,
+  type RepairRecord,
+} from './repair-record.ts';

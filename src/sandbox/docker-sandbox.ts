@@ -77,6 +77,11 @@ export class DockerSandbox implements Sandbox {
     return this.imagePackages;
   }
 
+  /** The memory limit of each run, bytes. */
+  get memoryBytes(): number {
+    return this.options.memoryBytes;
+  }
+
   /** Idle warm containers right now. */
   get warmCount(): number {
     return this.pool?.idleCount ?? 0;

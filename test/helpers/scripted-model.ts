@@ -96,3 +96,20 @@ export function errorTexts(model: { calls: LanguageModelV4CallOptions[] }): stri
       : [],
   );
 }
+
+/** The repair decisions the python tool recorded with the failures the model's last call saw. */
+export function repairDecisions(model: { calls: LanguageModelV4CallOptions[] }): string[] {
+  return (model.calls.at(-1)?.prompt ?? []).flatMap(message =>
+    message.role === 'tool'
+      ? message.content.flatMap(part => {
+          if (part.type !== 'tool-result' || part.output.type !== 'error-text') return [];
+          const record = (
+            part.output.providerOptions?.aiToolbelt as {
+              repair?: { decision: string; reason: string };
+            }
+          )?.repair;
+          return record ? [`${record.decision}:${record.reason}`] : [];
+        })
+      : [],
+  );
+}

@@ -10,10 +10,9 @@ import {
 import { describe, expect, it } from 'vitest';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
 import { pythonTool } from '../../src/python/python-tool.ts';
-import { HALT_MARKER } from '../../src/python/python-tool-output.ts';
 import { repairTimeline } from '../../src/python/repair-timeline.ts';
 import { fakeSandbox, traceback } from '../helpers/fake-sandbox.ts';
-import { errorTexts, scriptedModel } from '../helpers/scripted-model.ts';
+import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
 
 const ok = (stdout: string) => ({ status: 'success' as const, stdout });
 const fails = (line: number, exception: string) => ({
@@ -105,8 +104,12 @@ describe('python tool, agent mode (default)', () => {
       role: 'system',
       content: expect.stringMatching(/python tool failed 3 times in a row.*explain/),
     });
-    expect(errorTexts(model).at(-1)).toContain(HALT_MARKER);
-    expect(halts).toEqual([{ toolName: 'python', failures: 3, reason: 'halted-by-tool' }]);
+    expect(repairDecisions(model)).toEqual([
+      'repair:repairable',
+      'repair:repairable',
+      'halt:budget',
+    ]);
+    expect(halts).toEqual([{ toolName: 'python', failures: 3, reason: 'budget' }]);
     expect(result.text).toContain('could not');
   });
 
@@ -124,7 +127,7 @@ describe('python tool, agent mode (default)', () => {
       stopWhen: stepCountIs(10),
     });
     expect(sandbox.ran).toHaveLength(2);
-    expect(errorTexts(model)[1]).toContain(HALT_MARKER);
+    expect(repairDecisions(model)).toEqual(['repair:repairable', 'halt:repeated-error']);
     expect(model.toolNamesPerCall()[2]).toEqual([]);
   });
 
@@ -141,10 +144,17 @@ describe('python tool, agent mode (default)', () => {
       stopWhen: stepCountIs(5),
     });
     expect(errorTexts(model)).toEqual([
-      `Timed out after 2000 ms and was stopped.\nIts last output:\nstarted\n${HALT_MARKER}`,
+      'Timed out after 2000 ms and was stopped.\nIts last output:\nstarted',
     ]);
+    expect(repairDecisions(model)).toEqual(['halt:not-repairable']);
     expect(model.toolNamesPerCall()[1]).toEqual([]);
-    expect(result.steps[0]!.content.find(p => p.type === 'tool-error')).toBeDefined();
+    // A failed run is the tool's result (the model reads it as a tool error), not a thrown error.
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({
+      state: 'failed',
+      status: 'timeout',
+      fingerprint: 'timeout',
+      next: 'halt',
+    });
   });
 
   it('guards statelessly: a replayed conversation in a fresh guard decides the same', async () => {
@@ -235,9 +245,8 @@ describe('python tool, inline mode', () => {
       stopWhen: stepCountIs(3),
     });
     expect(sandbox.ran).toEqual(['z', 'a']); // the original and one repair
-    expect(errorTexts(main)).toEqual([
-      `${traceback(1, 'RuntimeError: nope a').trimEnd()}\n${HALT_MARKER}`,
-    ]);
+    expect(errorTexts(main)).toEqual([traceback(1, 'RuntimeError: nope a').trimEnd()]);
+    expect(repairDecisions(main)).toEqual(['halt:budget']);
   });
 
   it('halts on a repeated error in inline mode too', async () => {

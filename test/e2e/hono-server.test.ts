@@ -40,27 +40,10 @@ describeE2E('hono-server example in a browser', () => {
       screenshot: join(root, 'test-results/e2e/hono-server-chat.png'),
     });
   }, 120_000);
-});
 
-describeE2E('hono-server example with an attached file', () => {
-  let fake: FakeOpenAI;
-  let app: AppProcess;
-
-  beforeAll(async () => {
-    fake = await startFakeOpenAI({ script: csvScenario(), streamDelayMs: 5 });
-    app = await startAppProcess({
-      command: process.execPath,
-      args: [join(root, 'examples/hono-server/src/main.ts')],
-      env: { PORT: '0', OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
-      readyPattern: /Listening on (http:\/\/127\.0\.0\.1:\d+)/,
-    });
-  });
-  afterAll(async () => {
-    await app?.stop();
-    await fake?.close();
-  });
-
-  it('gives python the CSV, shows the chart and offers the summary as a download', async () => {
+  it('gives python an attached CSV, shows the chart and offers the summary as a download', async () => {
+    fake.setScript(csvScenario());
+    const firstRequest = fake.requests.length;
     await using browser = await launchChromium();
     const page = await browser.context.newPage();
     page.setDefaultTimeout(60_000);
@@ -88,7 +71,7 @@ describeE2E('hono-server example with an attached file', () => {
     await page.locator('.message.assistant .text', { hasText: 'ready to download' }).waitFor();
 
     // The model read where the file is, never its bytes (chat models take no CSV parts).
-    const first = fake.requests.find(request => request.api === 'chat')!;
+    const first = fake.requests.slice(firstRequest).find(request => request.api === 'chat')!;
     expect(first.lastUserText).toContain('python can read it at /tmp/inputs/sales.csv');
     expect(JSON.stringify(first.body)).not.toContain(
       Buffer.from(SALES_CSV.text).toString('base64'),

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.ts';
+import { isTransportError } from './engine-errors.ts';
 import type { EngineSet } from './engine-set.ts';
 import { runInContainer } from './run-in-container.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
@@ -53,6 +54,9 @@ export async function runOnFleet({
       const typed = engine.toError(error);
       tried.add(engine);
       if (attempt >= maxAttempts) throw typed;
+      // Let the probe take a dead engine out first, so the next placement goes elsewhere
+      // (or waits for a slot there) instead of failing on the same engine again.
+      if (isTransportError(error)) await engine.probe();
       continue;
     }
     try {

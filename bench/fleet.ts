@@ -1,0 +1,173 @@
+// Sandbox fleet benchmarks, against two real engines: the host's dockerd (local socket) and a
+// second dockerd with mutual TLS on 127.0.0.1:2376 (scripts/setup-sandbox-host.sh --name docker2,
+// started here if it is not running; root needed).
+// - tcp-tls: warm latency of `print(1)` on engine 2 over TCP + mutual TLS, against the same
+//   engine over its unix socket in the same run (same engine, only the transport differs);
+// - failover: 8 callers in a closed loop over both engines; engine 2's dockerd is killed
+//   with -9 mid-way. failoverMs is the time from the kill to the first success of a run
+//   submitted after it; lostRuns the runs that rejected (in flight on engine 2);
+//   duplicateRuns the codes that reached more than one container; then engine 2 is
+//   restarted, readmitMs is the time from its restart to its re-admission, and leaked the
+//   containers of the sandbox left on either engine after close().
+// Prints JSON lines. Usage: node bench/fleet.ts [--runs 30] [--seconds 8]
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+import { DockerSandbox, listSandboxContainers } from '../src/sandbox/index.ts';
+import { recordingDocker } from '../test/sandbox/fleet/recording-docker.ts';
+
+const defaultImage = /AI_TOOLBELT_SANDBOX_IMAGE \?\? '([^']+)'/.exec(
+  readFileSync(new URL('../test/sandbox/sandbox-availability.ts', import.meta.url), 'utf8'),
+)?.[1];
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '30' },
+    seconds: { type: 'string', default: '8' },
+    image: { type: 'string', default: process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? defaultImage },
+  },
+});
+const runs = Number(values.runs);
+const seconds = Number(values.seconds);
+const image = values.image!;
+const socket = '/var/run/docker2.sock';
+const pidfile = '/var/run/docker2.pid';
+const certPath = '/etc/ai-toolbelt/docker2/client';
+const script = new URL('../scripts/setup-sandbox-host.sh', import.meta.url).pathname;
+
+function startEngine2(): void {
+  const result = spawnSync(
+    'bash',
+    [script, '--name', 'docker2', '--listen', '127.0.0.1:2376', '--skip-base'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, AI_TOOLBELT_SANDBOX_IMAGE: image },
+    },
+  );
+  if (result.status !== 0) throw new Error('could not start engine 2 (see above)');
+}
+
+async function killEngine2(): Promise<void> {
+  const pid = Number(readFileSync(pidfile, 'utf8'));
+  process.kill(pid, 'SIGKILL');
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+}
+
+const percentile = (xs: number[], p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+};
+const round = (x: number): number => Math.round(x * 10) / 10;
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+
+/** Warm p50 of `print(1)` with the pool refilled between runs (a pool hit every time). */
+async function warmP50(engine: string | { url: string; certPath: string }): Promise<number> {
+  await using sandbox = await DockerSandbox.create({ engines: [engine], image, warmPoolSize: 2 });
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await sandbox.waitForCleanup();
+    while (sandbox.warmCount < 2) await sleep(20);
+    const started = performance.now();
+    const result = await sandbox.execute('print(1)');
+    if (result.stdout !== '1\n') throw new Error(`unexpected result ${JSON.stringify(result)}`);
+    times.push(performance.now() - started);
+  }
+  return percentile(times, 0.5);
+}
+
+async function failover(): Promise<Record<string, number>> {
+  const main = recordingDocker();
+  const read = (file: string) => readFileSync(`${certPath}/${file}`);
+  const second = recordingDocker({
+    host: '127.0.0.1',
+    port: 2376,
+    protocol: 'https',
+    ...{ ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') },
+  });
+  const sandbox = await DockerSandbox.create({
+    engines: [
+      { docker: main.docker, name: 'main' },
+      { docker: second.docker, name: 'engine2' },
+    ],
+    image,
+    warmPoolSize: 2,
+    maxConcurrentExecutions: 4,
+    healthCheckIntervalMs: 1_000,
+  });
+  let killedAt = Number.POSITIVE_INFINITY;
+  let firstSuccessAfterKill = Number.POSITIVE_INFINITY;
+  let total = 0;
+  let lost = 0;
+  const stopAt = () => killedAt + seconds * 1000;
+  const callers = Array.from({ length: 8 }, async (_, caller) => {
+    for (let i = 0; performance.now() < stopAt(); i++) {
+      const submitted = performance.now();
+      total++;
+      try {
+        const result = await sandbox.execute(
+          `import time\ntime.sleep(0.3)\nprint("${caller}-${i}")`,
+          { timeoutMs: 60_000 },
+        );
+        if (result.status !== 'success') throw new Error(`unexpected ${result.status}`);
+        if (submitted > killedAt)
+          firstSuccessAfterKill = Math.min(firstSuccessAfterKill, performance.now());
+      } catch (error) {
+        if (!(error instanceof Error) || !/Sandbox|Docker/.test(error.name)) throw error;
+        lost++;
+      }
+    }
+  });
+  await sleep(seconds * 1000);
+  await killEngine2();
+  killedAt = performance.now();
+  await Promise.all(callers);
+  const restarting = performance.now();
+  startEngine2();
+  const restarted = performance.now();
+  while (sandbox.engineStatus()[1]!.state !== 'up') await sleep(20);
+  const readmitMs = performance.now() - restarted;
+  await sandbox.close();
+  const sent = [...main.sent, ...second.sent];
+  const duplicateRuns = sent.length - new Set(sent).size;
+  const instanceId = sandbox.instanceId;
+  const leaked =
+    (await listSandboxContainers({ docker: new Docker(), instanceId })).length +
+    (await listSandboxContainers({ docker: new Docker({ socketPath: socket }), instanceId }))
+      .length;
+  return {
+    engines: 2,
+    failoverMs: Math.round(firstSuccessAfterKill - killedAt),
+    lostRuns: lost,
+    duplicateRuns,
+    leaked,
+    runs: total,
+    restartMs: Math.round(restarted - restarting),
+    readmitMs: Math.round(readmitMs),
+  };
+}
+
+const local = new Docker({ socketPath: socket });
+const ready = await local.ping().then(
+  () => true,
+  () => false,
+);
+if (!ready) startEngine2();
+const localP50 = await warmP50(`unix://${socket}`);
+const tlsP50 = await warmP50({ url: 'tcp://127.0.0.1:2376', certPath });
+console.log(
+  JSON.stringify({
+    engine: 'tcp-tls',
+    warmP50Ms: round(tlsP50),
+    localWarmP50Ms: round(localP50),
+    warmOverLocal: Math.round((tlsP50 / localP50) * 1000) / 1000,
+    runs,
+  }),
+);
+console.log(JSON.stringify(await failover()));

@@ -78,6 +78,24 @@ alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 engine_pid() { cat "$PIDFILE" 2>/dev/null || true; }
 answers() { "${LOCAL[@]}" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; }
 
+remove_orphans() {
+  # The shims and runsc sandboxes of a dockerd killed with -9 outlive it and its containerd;
+  # the next containerd keeps them running, unknown to dockerd, for good. This engine's are
+  # recognised by its exec root in their command line (by PID, never by a broad name).
+  local orphans=() dir cmd
+  for dir in /proc/[0-9]*; do
+    cmd="$(tr '\0' ' ' 2>/dev/null <"$dir/cmdline" || true)"
+    case "$cmd" in
+    *"-address $EXEC_ROOT/containerd/containerd.sock"* | *"--root=$EXEC_ROOT/runtime-runc/"*)
+      orphans+=("${dir#/proc/}")
+      ;;
+    esac
+  done
+  if [ "${#orphans[@]}" -gt 0 ]; then
+    log "ending ${#orphans[@]} container processes left behind by the previous dockerd"
+    kill -KILL "${orphans[@]}" 2>/dev/null || true
+  fi
+}
 stop_engine() {
   local pid
   pid="$(engine_pid)"
@@ -91,7 +109,9 @@ stop_engine() {
   local cpid
   cpid="$(cat "$EXEC_ROOT/containerd/containerd.pid" 2>/dev/null || true)"
   if alive "$cpid"; then kill -TERM "$cpid" 2>/dev/null || true; fi
+  for _ in $(seq 1 20); do alive "$cpid" || break && sleep 0.5; done
   rm -f "$PIDFILE"
+  remove_orphans
 }
 
 if [ "$STOP" = 1 ]; then
@@ -184,6 +204,7 @@ start_engine() {
   for pidfile in "$PIDFILE" "$EXEC_ROOT/containerd/containerd.pid"; do
     if [ -f "$pidfile" ] && ! alive "$(cat "$pidfile" 2>/dev/null)"; then rm -f "$pidfile"; fi
   done
+  alive "$(cat "$EXEC_ROOT/containerd/containerd.pid" 2>/dev/null)" || remove_orphans
   mkdir -p "$DATA_ROOT" "$EXEC_ROOT"
   log "starting dockerd (log: $LOGFILE)"
   echo "${DOCKERD[*]}" >"$CERTS/dockerd.args"

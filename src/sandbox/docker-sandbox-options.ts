@@ -47,7 +47,7 @@ export type DockerSandboxOptions = FleetOptions & {
   maxConcurrentStarts?: number;
   /** Runs at once per engine; further calls queue. */
   maxConcurrentExecutions?: number;
-  /** Remove containers left by crashed processes when the sandbox starts. */
+  /** Remove expired sandbox containers (of any replica) when an engine is first checked. */
   sweepOnStart?: boolean;
   /** Told about each container that could not be removed (default: a process warning). */
   onCleanupError?: (error: SandboxCleanupError) => void;

@@ -9,11 +9,11 @@ import {
   type ResolvedDockerSandboxOptions,
 } from './docker-sandbox-options.ts';
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
-import { CleanupTracker } from './cleanup-tracker.ts';
-import { Engine, type SandboxEngineStatus } from './engine.ts';
-import { isTransportError } from './engine-errors.ts';
+import { Engine } from './engine.ts';
+import type { SandboxEngineStatus } from './engine-types.ts';
 import { EngineSet } from './engine-set.ts';
 import { runOnFleet } from './fleet-run.ts';
+import { startSessionOnFleet } from './fleet-session.ts';
 import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
 
 /**
@@ -218,7 +218,11 @@ export class DockerSandbox implements Sandbox {
       });
     }
     await this.ready();
-    const session = await this.startSession({ ttlMs, pidsLimit });
+    const { dockerTimeoutMs, onCleanupError } = this.options;
+    const session = await startSessionOnFleet({
+      ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
+      isClosed: () => this.closed,
+    });
     this.sessions.add(session);
     const close = session.close.bind(session);
     session.close = () => {
@@ -227,55 +231,6 @@ export class DockerSandbox implements Sandbox {
     };
     if (this.closed) await session.close();
     return session;
-  }
-
-  private async startSession({
-    ttlMs,
-    pidsLimit,
-  }: {
-    ttlMs: number;
-    pidsLimit: number;
-  }): Promise<DockerSandboxSession> {
-    const { dockerTimeoutMs, onCleanupError } = this.options;
-    const tried = new Set<Engine>();
-    for (;;) {
-      if (this.closed) throw new SandboxClosedError();
-      const engine = await this.engines.pickForSession(tried);
-      try {
-        engine.sessions++;
-        const session = await DockerSandboxSession.start({
-          docker: engine.docker,
-          limits: engine.limits!,
-          pidsLimit,
-          ttlMs,
-          dockerTimeoutMs,
-          // The session's own tracker reports its container only; the engine retries
-          // removals it could not make while down.
-          cleanup: new CleanupTracker({
-            dockerTimeoutMs,
-            onCleanupError,
-            engine: engine.name,
-            onDeferred: container => engine.defer(container),
-          }),
-          engine,
-        });
-        const close = session.close.bind(session);
-        let counted = true;
-        session.close = () => {
-          if (counted) engine.sessions--;
-          counted = false;
-          return close();
-        };
-        return session;
-      } catch (error) {
-        engine.sessions--;
-        const typed = engine.toError(error);
-        tried.add(engine);
-        // Nothing ran yet: another engine may take it.
-        const others = this.engines.engines.some(e => e.state === 'up' && !tried.has(e));
-        if (!isTransportError(error) || !others) throw typed;
-      }
-    }
   }
 
   /**

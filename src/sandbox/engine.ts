@@ -1,5 +1,4 @@
 import type Docker from 'dockerode';
-import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
 import { checkEngine } from './check-engine.ts';
 import { CleanupTracker } from './cleanup-tracker.ts';
@@ -10,46 +9,10 @@ import type { EngineAddress } from './engine-address.ts';
 import { isTransportError, toEngineError } from './engine-errors.ts';
 import { INSTANCE_LABEL } from './labels.ts';
 import { SandboxContainer } from './sandbox-container.ts';
-import { listSandboxContainers, removeContainers, sweepStaleContainers } from './sweep.ts';
+import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
+import { ProbeLoop } from './engine-health.ts';
+import type { EngineLink, SandboxEngineStatus } from './engine-types.ts';
 import { WarmPool } from './warm-pool.ts';
-
-/**
- * What sessions and runs need from their engine: its name, typed errors, and word when the
- * engine is lost.
- */
-export type EngineLink = {
-  /** The engine's name, for errors. */
-  readonly name: string;
-  /** Maps a failure of a call to this engine into the sandbox's error set (see `toEngineError`). */
-  toError(error: unknown, options?: { inFlight?: boolean }): unknown;
-  /** Calls `listener` if the engine is taken out; returns an unsubscribe function. */
-  onLost(listener: (error: Error) => void): () => void;
-};
-
-/**
- * A Docker engine's state as the sandbox sees it.
- *
- * @example
- * ```ts
- * const down = sandbox.engineStatus().filter(engine => engine.state === 'down');
- * ```
- */
-export type SandboxEngineStatus = {
-  /** The engine's name. */
-  name: string;
-  /** `up`: taking runs; `down`: not answering (probed with back-off); `starting`, `closed`. */
-  state: 'starting' | 'up' | 'down' | 'closed';
-  /** Runs placed on it right now. */
-  inFlight: number;
-  /** Idle warm containers. */
-  warm: number;
-  /** Open sessions. */
-  sessions: number;
-  /** Runs it has completed (a result was returned). */
-  runs: number;
-  /** Why it is down, when it is. */
-  lastError?: string;
-};
 
 const KNOWN_ID = /^[0-9a-f]{64}$/;
 
@@ -78,13 +41,9 @@ export class Engine implements EngineLink {
   private readonly options: ResolvedDockerSandboxOptions;
   private readonly instanceId: string;
   private readonly onStateChange: (engine: Engine) => void;
-  private timer: NodeJS.Timeout | undefined;
-  private failures = 0;
-  private probing: Promise<boolean> | undefined;
-  private lastProbeEnd = 0;
+  private readonly probes: ProbeLoop;
   private lastSweep = 0;
   private admissions = 0;
-  private monitoring = false;
   private closing: Promise<{ id: string; cause: unknown }[]> | undefined;
 
   constructor({
@@ -113,6 +72,12 @@ export class Engine implements EngineLink {
       engine: this.name,
       onDeferred: container => this.defer(container),
     });
+    this.probes = new ProbeLoop({
+      intervalMs: options.healthCheckIntervalMs,
+      probe: () => this.runProbe(),
+      isUp: () => this.state === 'up',
+      afterProbe: () => this.periodic(),
+    });
   }
 
   /** Checks and admits the engine; on failure it stays down and the typed error is thrown. */
@@ -128,8 +93,7 @@ export class Engine implements EngineLink {
 
   /** Starts the health probes (and periodic sweeps); timers never keep the process alive. */
   startMonitoring(): void {
-    this.monitoring = true;
-    this.schedule();
+    this.probes.start();
   }
 
   /** Idle warm containers. */
@@ -174,20 +138,12 @@ export class Engine implements EngineLink {
    * admitted again, an up engine that does not is taken out. Resolves with "is up".
    */
   probe(): Promise<boolean> {
-    if (this.state === 'closed') return Promise.resolve(false);
-    this.probing ??= this.runProbe().finally(() => {
-      this.probing = undefined;
-      this.lastProbeEnd = Date.now();
-    });
-    return this.probing;
+    return this.state === 'closed' ? Promise.resolve(false) : this.probes.now();
   }
 
   /** Like `probe`, but answers from a probe that ended in the last 200 ms. */
   probeSoon(): Promise<boolean> {
-    if (this.probing === undefined && Date.now() - this.lastProbeEnd < 200) {
-      return Promise.resolve(this.state === 'up');
-    }
-    return this.probe();
+    return this.state === 'closed' ? Promise.resolve(false) : this.probes.soon();
   }
 
   private async ping(): Promise<void> {
@@ -223,30 +179,17 @@ export class Engine implements EngineLink {
     try {
       await this.ping();
       await this.admit();
-      this.failures = 0;
       return true;
     } catch (error) {
-      this.failures++;
       this.lastError = toEngineError(error, { engine: this.name });
       return false;
     }
   }
 
-  private schedule(): void {
-    clearTimeout(this.timer);
-    if (!this.monitoring || this.state === 'closed') return;
-    const interval = this.options.healthCheckIntervalMs;
-    const delayMs = this.state === 'up' ? interval : Math.min(interval, 250 * 2 ** this.failures);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    await this.probe();
+  private async periodic(): Promise<void> {
     if (this.state === 'up' && Date.now() - this.lastSweep >= this.options.sweepIntervalMs) {
       await this.sweepExpired();
     }
-    this.schedule();
   }
 
   /** Checks runtime and image, removes this instance's leftovers, and opens a new warm pool. */
@@ -288,7 +231,6 @@ export class Engine implements EngineLink {
   private markDown(cause: unknown): void {
     if (this.state !== 'up') return;
     this.state = 'down';
-    this.failures = 0;
     this.lastError = toEngineError(cause, { engine: this.name });
     const detail = cause instanceof Error ? cause.message : String(cause);
     const lost = new SandboxUnavailableError({
@@ -303,7 +245,7 @@ export class Engine implements EngineLink {
     for (const listener of [...this.lossListeners]) listener(lost);
     this.lossListeners.clear();
     this.onStateChange(this);
-    this.schedule();
+    this.probes.reschedule();
   }
 
   /** Stops the warm pool: waiters get `reason`, idle containers are removed. */
@@ -325,14 +267,9 @@ export class Engine implements EngineLink {
 
   private async removeLeftovers(): Promise<void> {
     const { dockerTimeoutMs } = this.options;
-    const leftovers = await listSandboxContainers({
+    const failed = await removeInstanceContainers({
       docker: this.docker,
       instanceId: this.instanceId,
-      dockerTimeoutMs,
-    });
-    const { failed } = await removeContainers({
-      docker: this.docker,
-      ids: leftovers.map(info => info.Id),
       dockerTimeoutMs,
     });
     this.deferred.clear();
@@ -341,16 +278,11 @@ export class Engine implements EngineLink {
 
   private async sweepExpired(): Promise<void> {
     this.lastSweep = Date.now();
-    const { dockerTimeoutMs, clockSkewMs, onCleanupError } = this.options;
-    try {
-      await sweepStaleContainers({ docker: this.docker, dockerTimeoutMs, clockSkewMs });
-    } catch (error) {
-      // The listing failed: the health probe deals with an engine that stopped answering.
-      if (!SandboxCleanupError.isInstance(error)) return void this.toError(error);
-      // Other replicas' containers: told, but not this instance's failure to report on close.
-      if (onCleanupError !== undefined) onCleanupError(error);
-      else process.emitWarning(error.message, { type: error.name });
-    }
+    await sweepExpiredQuietly({
+      ...this.options,
+      docker: this.docker,
+      onListError: error => void this.toError(error),
+    });
   }
 
   /** The engine's state for `DockerSandbox#engineStatus`. */
@@ -377,9 +309,7 @@ export class Engine implements EngineLink {
   }
 
   private async finish(): Promise<{ id: string; cause: unknown }[]> {
-    this.monitoring = false;
-    clearTimeout(this.timer);
-    await this.probing;
+    await this.probes.stop();
     const wasUp = this.state === 'up';
     await this.closePool(this.unavailable());
     this.state = 'closed';

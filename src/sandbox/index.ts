@@ -10,7 +10,7 @@ export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
 export type { FleetOptions } from './fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
-export type { SandboxEngineStatus } from './engine.ts';
+export type { SandboxEngineStatus } from './engine-types.ts';
 export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';

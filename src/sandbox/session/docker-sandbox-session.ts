@@ -12,8 +12,9 @@ import type { CleanupTracker } from '../cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from '../container-spec.ts';
 import { createContainer } from '../create-container.ts';
 import { dockerCall } from '../docker-call.ts';
-import type { EngineLink } from '../engine.ts';
-import { startExec, type ContainerExitWatch } from './exec-process.ts';
+import type { EngineLink } from '../engine-types.ts';
+import { watchContainerExit } from './container-exit.ts';
+import { startExec } from './exec-process.ts';
 import { fileOperation } from './file-helper.ts';
 
 const BASE_DIRECTORY = '/tmp';
@@ -42,10 +43,9 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   private readonly cleanup: CleanupTracker;
   private readonly dockerTimeoutMs: number;
   private readonly engine: EngineLink | undefined;
-  private readonly unwatchEngine: () => void;
   private closed = false;
-  /** Ends commands in flight when the container stops, whatever the reason. */
-  private readonly containerExit: ContainerExitWatch & { error: Error | undefined };
+  /** Ends commands in flight when the container stops or its engine is lost. */
+  private readonly containerExit: ReturnType<typeof watchContainerExit>;
 
   private constructor({
     container,
@@ -64,45 +64,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
     this.engine = engine;
-    const listeners = new Set<() => void>();
-    this.containerExit = {
-      error: undefined,
-      onExit: listener => {
-        listeners.add(listener);
-        return () => void listeners.delete(listener);
-      },
-    };
-    const exited = (error: Error) => {
-      if (this.containerExit.error !== undefined) return;
-      this.containerExit.error = this.closed
-        ? new SandboxClosedError({ what: 'sandbox session' })
-        : error;
-      for (const listener of listeners) listener();
-      listeners.clear();
-    };
-    // When the engine is taken out, the session is lost with it (its wait may never end).
-    this.unwatchEngine = engine?.onLost(exited) ?? (() => {});
-    // One long-poll per session. gVisor ends the sandbox (exit 2) when its host threads
-    // reach the pids limit; without this, commands in flight would hang.
-    void (container.wait() as Promise<{ StatusCode: number }>).then(
-      ({ StatusCode: status }) => {
-        const why = status === 2 ? ': gVisor ended the sandbox, e.g. at its pids limit' : '';
-        exited(
-          new SandboxClosedError({
-            what: `sandbox session (its container exited with status ${status}${why})`,
-          }),
-        );
-      },
-      (error: unknown) => {
-        // The long-poll broke: the engine went away (or the container was removed).
-        const typed = engine?.toError(error, { inFlight: true });
-        exited(
-          typed instanceof Error
-            ? typed
-            : new SandboxClosedError({ what: 'sandbox session (its container is gone)' }),
-        );
-      },
-    );
+    this.containerExit = watchContainerExit({ container, engine, closed: () => this.closed });
     this.description =
       `Isolated Linux sandbox (Debian, Python 3 as \`python3\`, POSIX sh; ${limits.runtime === 'runsc' ? 'gVisor' : limits.runtime}). ` +
       `No network access. Working directory ${BASE_DIRECTORY} (${limits.tmpfsMiB} MiB, files persist for this session); ` +
@@ -312,7 +274,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.unwatchEngine();
+    this.containerExit.stop();
     this.cleanup.remove(this.container);
     await this.cleanup.settle();
   }

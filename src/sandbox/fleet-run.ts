@@ -56,7 +56,7 @@ export async function runOnFleet({
       if (attempt >= maxAttempts) throw typed;
       // Let the probe take a dead engine out first, so the next placement goes elsewhere
       // (or waits for a slot there) instead of failing on the same engine again.
-      if (isTransportError(error)) await engine.probe();
+      if (isTransportError(error) && engine.state === 'up') await engine.probe();
       continue;
     }
     try {

@@ -213,7 +213,7 @@ describeEngine2('sandbox fleet: engine 2 over mutual TLS', () => {
         healthCheckIntervalMs: 500,
       });
       try {
-        const timeoutMs = 120_000;
+        const timeoutMs = 180_000;
         let killedAt = Number.POSITIVE_INFINITY;
         const runs = Array.from({ length: 50 }, async (_, i) => {
           const code = `import time\ntime.sleep(0.5)\nprint("run-${i}")`;
@@ -289,7 +289,7 @@ describeEngine2('sandbox fleet: engine 2 over mutual TLS', () => {
       // and nothing labelled at all on engine 2 (only this file uses it).
       expect(await leftovers(sandbox, { main: true })).toEqual([]);
       expect(await listSandboxContainers({ docker: engine2Local })).toEqual([]);
-    }, 240_000);
+    }, 400_000);
   });
 
   describe('one engine that dies and comes back', () => {

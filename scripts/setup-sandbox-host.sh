@@ -125,7 +125,11 @@ if [ "$SKIP_BASE" = 0 ]; then
   AI_TOOLBELT_SANDBOX_IMAGE="$IMAGE" bash "$here/setup-sandbox.sh"
 fi
 command -v dockerd >/dev/null 2>&1 || die "dockerd is missing; run without --skip-base"
-command -v openssl >/dev/null 2>&1 || die "openssl is missing (apt-get install openssl)"
+if ! command -v openssl >/dev/null 2>&1; then
+  log "installing openssl"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null ||
+    die "openssl is missing and could not be installed (apt-get install openssl)"
+fi
 
 # 2. Certificates: a CA, a server certificate for the listen address, one client bundle.
 #    EC P-256 keys: fast to make, and accepted by Docker's Go TLS and Node.

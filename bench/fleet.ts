@@ -49,14 +49,16 @@ function startEngine2(): void {
   if (result.status !== 0) throw new Error('could not start engine 2 (see above)');
 }
 
-async function killEngine2(): Promise<void> {
+/** kill -9 of engine 2's dockerd; resolves with the time of the signal once it is gone. */
+async function killEngine2(): Promise<number> {
   const pid = Number(readFileSync(pidfile, 'utf8'));
   process.kill(pid, 'SIGKILL');
+  const killedAt = performance.now();
   for (;;) {
     try {
       process.kill(pid, 0);
     } catch {
-      return;
+      return killedAt;
     }
     await new Promise(resolve => setTimeout(resolve, 10));
   }
@@ -127,8 +129,7 @@ async function failover(): Promise<Record<string, number>> {
     }
   });
   await sleep(seconds * 1000);
-  await killEngine2();
-  killedAt = performance.now();
+  killedAt = await killEngine2();
   while (sandbox.engineStatus()[1]!.state === 'up') await sleep(5);
   const detectMs = performance.now() - killedAt;
   await Promise.all(callers);

@@ -11,7 +11,7 @@ const symbol = Symbol.for(marker);
  *
  * @example
  * ```ts
- * if (DockerTimeoutError.isInstance(error)) console.error(error.operation, error.timeoutMs);
+ * if (DockerTimeoutError.isInstance(error)) console.error(error.engine, error.operation, error.timeoutMs);
  * ```
  */
 export class DockerTimeoutError extends ToolbeltError {
@@ -20,17 +20,28 @@ export class DockerTimeoutError extends ToolbeltError {
   readonly operation: string;
   /** The limit that was exceeded. */
   readonly timeoutMs: number;
+  /** The engine that did not answer, when known. */
+  readonly engine: string | undefined;
 
-  constructor({ operation, timeoutMs }: { operation: string; timeoutMs: number }) {
+  constructor({
+    operation,
+    timeoutMs,
+    engine,
+  }: {
+    operation: string;
+    timeoutMs: number;
+    engine?: string;
+  }) {
     super({
       name,
       message:
-        `Docker call \`${operation}\` did not finish within ${timeoutMs} ms. ` +
+        `Docker call \`${operation}\`${engine === undefined ? '' : ` to engine ${engine}`} did not finish within ${timeoutMs} ms. ` +
         'Check that dockerd is healthy (`docker info`) and the machine is not overloaded, ' +
         'or raise `dockerTimeoutMs`.',
     });
     this.operation = operation;
     this.timeoutMs = timeoutMs;
+    this.engine = engine;
   }
 
   static override isInstance(error: unknown): error is DockerTimeoutError {

@@ -13,5 +13,6 @@ export { SandboxClosedError } from './sandbox-closed-error.ts';
 export { SandboxFileError } from './sandbox-file-error.ts';
 export { SandboxRuntimeMissingError } from './sandbox-runtime-missing-error.ts';
 export { SandboxUnavailableError } from './sandbox-unavailable-error.ts';
+export type { SandboxUnavailableReason } from './sandbox-unavailable-error.ts';
 export { ToolbeltError } from './toolbelt-error.ts';
 export { UsageError } from './usage-error.ts';

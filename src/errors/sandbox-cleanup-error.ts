@@ -24,7 +24,10 @@ export class SandboxCleanupError extends ToolbeltError {
   readonly causes: unknown[];
 
   constructor({ containerIds, causes }: { containerIds: string[]; causes: unknown[] }) {
-    const first = causes[0] instanceof Error ? causes[0].message : String(causes[0]);
+    const first = (causes[0] instanceof Error ? causes[0].message : String(causes[0])).replace(
+      /\.\s*$/,
+      '',
+    );
     super({
       name,
       message:

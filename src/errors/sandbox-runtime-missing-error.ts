@@ -19,12 +19,22 @@ export class SandboxRuntimeMissingError extends ToolbeltError {
   readonly runtime: string;
   /** The runtimes the Docker engine does have. */
   readonly available: string[];
+  /** The engine's name, when known. */
+  readonly engine: string | undefined;
 
-  constructor({ runtime, available }: { runtime: string; available: string[] }) {
+  constructor({
+    runtime,
+    available,
+    engine,
+  }: {
+    runtime: string;
+    available: string[];
+    engine?: string;
+  }) {
     super({
       name,
       message:
-        `The Docker engine has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
+        `The Docker engine${engine === undefined ? '' : ` ${engine}`} has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
         'Install gVisor and register it: on Debian/Ubuntu as root run `bash scripts/setup-sandbox.sh` ' +
         '(or `apt-get install runsc`, then add ' +
         '{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}}} ' +
@@ -34,6 +44,7 @@ export class SandboxRuntimeMissingError extends ToolbeltError {
     });
     this.runtime = runtime;
     this.available = available;
+    this.engine = engine;
   }
 
   static override isInstance(error: unknown): error is SandboxRuntimeMissingError {

@@ -5,30 +5,67 @@ const marker = `ai-toolbelt.error.${name}`;
 const symbol = Symbol.for(marker);
 
 /**
- * The sandbox cannot run code on this machine: the Docker engine is not
- * reachable, or the sandbox image is missing. The message says how to fix it.
+ * Why the sandbox could not run code:
+ * - `docker-unreachable`: no answer from the Docker engine (not running, wrong address, down);
+ * - `tls-refused`: the engine's TLS listener refused the client or its certificate (or the
+ *   client spoke plain HTTP to it), or the engine's certificate could not be verified;
+ * - `engine-lost`: the engine went away while a run or session was in flight on it; the
+ *   run's outcome is unknown and it was not retried;
+ * - `engine-error`: the engine answered a call with an error (`statusCode` says which);
+ * - `image-missing`: the sandbox image is not on the engine;
+ * - `no-engine`: none of several engines can run code (`cause` is an `AggregateError` of
+ *   each engine's error).
  *
  * @example
  * ```ts
- * if (SandboxUnavailableError.isInstance(error)) console.error(error.message);
+ * const retryLater = (reason: SandboxUnavailableReason) => reason !== 'image-missing';
+ * ```
+ */
+export type SandboxUnavailableReason =
+  | 'docker-unreachable'
+  | 'tls-refused'
+  | 'engine-lost'
+  | 'engine-error'
+  | 'image-missing'
+  | 'no-engine';
+
+/**
+ * The sandbox cannot run code: a Docker engine is not reachable, refused the TLS
+ * connection, went away during a run, answered with an error, or lacks the image.
+ * `engine` names the engine (never with credentials), `cause` is the original error,
+ * and the message says what to do.
+ *
+ * @example
+ * ```ts
+ * if (SandboxUnavailableError.isInstance(error)) console.error(error.reason, error.engine);
  * ```
  */
 export class SandboxUnavailableError extends ToolbeltError {
   private readonly [symbol] = true;
-  /** What is missing: the Docker engine or the image. */
-  readonly reason: 'docker-unreachable' | 'image-missing';
+  /** What went wrong; see `SandboxUnavailableReason`. */
+  readonly reason: SandboxUnavailableReason;
+  /** The engine's name (e.g. `tcp+tls://10.0.0.5:2376`), or several, comma-separated. */
+  readonly engine: string | undefined;
+  /** The engine's HTTP status, for `engine-error`. */
+  readonly statusCode: number | undefined;
 
   constructor({
     reason,
     message,
+    engine,
+    statusCode,
     cause,
   }: {
-    reason: 'docker-unreachable' | 'image-missing';
+    reason: SandboxUnavailableReason;
     message: string;
+    engine?: string;
+    statusCode?: number;
     cause?: unknown;
   }) {
     super({ name, message, cause });
     this.reason = reason;
+    this.engine = engine;
+    this.statusCode = statusCode;
   }
 
   static override isInstance(error: unknown): error is SandboxUnavailableError {

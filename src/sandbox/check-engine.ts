@@ -1,8 +1,8 @@
 import type Docker from 'dockerode';
-import { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
 import { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-error.ts';
 import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
 import { dockerCall } from './docker-call.ts';
+import { toEngineError } from './engine-errors.ts';
 
 /** Image label listing the Python distributions inside (`name==version`, comma separated). */
 const PACKAGES_LABEL = 'ai-toolbelt.packages';
@@ -17,11 +17,12 @@ const SETUP_HINT =
  *
  * @example
  * ```ts
- * const { runtime } = await checkEngine({ docker, image, runtime: 'runsc', unsafeAllowRuncRuntime: false, dockerTimeoutMs: 10_000 });
+ * const { runtime } = await checkEngine({ docker, engine: 'unix:///var/run/docker.sock', image, runtime: 'runsc', unsafeAllowRuncRuntime: false, dockerTimeoutMs: 10_000 });
  * ```
  */
 export async function checkEngine({
   docker,
+  engine,
   image,
   runtime,
   unsafeAllowRuncRuntime,
@@ -29,6 +30,8 @@ export async function checkEngine({
 }: {
   /** Docker client. */
   docker: Docker;
+  /** The engine's name, for errors. */
+  engine: string;
   /** Image that must exist locally. */
   image: string;
   /** Runtime asked for. */
@@ -48,11 +51,14 @@ export async function checkEngine({
         (docker.info as (options: object) => Promise<typeof info>).call(docker, { abortSignal }),
     });
   } catch (error) {
+    const typed = toEngineError(error, { engine });
+    if (!SandboxUnavailableError.isInstance(typed) || typed.reason !== 'docker-unreachable') {
+      throw typed;
+    }
     throw new SandboxUnavailableError({
       reason: 'docker-unreachable',
-      message:
-        `Cannot reach the Docker engine (${DockerTimeoutError.isInstance(error) ? 'no answer' : String(error)}). ` +
-        `Start dockerd, or set DOCKER_HOST. ${SETUP_HINT}`,
+      engine,
+      message: `${typed.message} ${SETUP_HINT}`,
       cause: error,
     });
   }
@@ -61,13 +67,17 @@ export async function checkEngine({
   let chosen = runtime;
   if (runtimes[chosen] === undefined) {
     if (!unsafeAllowRuncRuntime) {
-      throw new SandboxRuntimeMissingError({ runtime, available: Object.keys(runtimes) });
+      throw new SandboxRuntimeMissingError({ runtime, available: Object.keys(runtimes), engine });
     }
     chosen = 'runc';
   }
   const gvisor = isGvisor(chosen);
   if (!gvisor && !unsafeAllowRuncRuntime) {
-    throw new SandboxRuntimeMissingError({ runtime: 'runsc', available: Object.keys(runtimes) });
+    throw new SandboxRuntimeMissingError({
+      runtime: 'runsc',
+      available: Object.keys(runtimes),
+      engine,
+    });
   }
   if (!gvisor) {
     process.emitWarning(
@@ -85,11 +95,13 @@ export async function checkEngine({
       call: () => docker.getImage(image).inspect(),
     });
   } catch (error) {
-    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    if ((error as { statusCode?: number }).statusCode !== 404)
+      throw toEngineError(error, { engine });
     throw new SandboxUnavailableError({
       reason: 'image-missing',
+      engine,
       message:
-        `The sandbox image \`${image}\` is not on this Docker engine. ${SETUP_HINT} ` +
+        `The sandbox image \`${image}\` is not on the Docker engine ${engine}. ${SETUP_HINT} ` +
         "Or pass `image` naming an image with python3 and coreutils' `timeout`.",
       cause: error,
     });

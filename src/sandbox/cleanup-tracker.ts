@@ -1,31 +1,42 @@
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { dockerCall, isGone } from './docker-call.ts';
+import { isTransportError, toEngineError } from './engine-errors.ts';
 
 /**
  * Removes used containers in the background (a gVisor teardown takes ~70-100 ms, which
  * callers should not wait for) and keeps every failure: each is passed to `onCleanupError`
  * (or emitted as a process warning) at once, and `settle()` rejects with all of them, so a
- * failed removal is reported, never swallowed.
+ * failed removal is reported, never swallowed. A removal that failed because the engine did
+ * not answer is handed to `onDeferred` instead (the engine retries it when it is back).
  */
 export class CleanupTracker {
   private readonly pending = new Set<Promise<void>>();
-  private failedIds: string[] = [];
-  private failures: unknown[] = [];
+  private failures: { id: string; cause: unknown }[] = [];
   private readonly dockerTimeoutMs: number;
   private readonly onCleanupError: ((error: SandboxCleanupError) => void) | undefined;
+  private readonly engine: string | undefined;
+  private readonly onDeferred: ((container: Docker.Container) => void) | undefined;
 
   constructor({
     dockerTimeoutMs,
     onCleanupError,
+    engine,
+    onDeferred,
   }: {
     /** Deadline of each removal call. */
     dockerTimeoutMs: number;
     /** Told about each failed removal as it happens. */
     onCleanupError?: (error: SandboxCleanupError) => void;
+    /** The engine's name, for the typed causes. */
+    engine?: string;
+    /** Takes removals that failed because the engine did not answer, to retry later. */
+    onDeferred?: (container: Docker.Container) => void;
   }) {
     this.dockerTimeoutMs = dockerTimeoutMs;
     this.onCleanupError = onCleanupError;
+    this.engine = engine;
+    this.onDeferred = onDeferred;
   }
 
   /** Force-removes `container` (killing it if it still runs) in the background. */
@@ -39,6 +50,10 @@ export class CleanupTracker {
       (error: unknown) => {
         // 404: already gone; 409: another removal of it is in progress.
         if (isGone(error)) return;
+        if (this.onDeferred !== undefined && isTransportError(error)) {
+          this.onDeferred(container);
+          return;
+        }
         this.fail(container.id, error);
       },
     );
@@ -46,10 +61,11 @@ export class CleanupTracker {
     void removal.finally(() => this.pending.delete(removal));
   }
 
-  private fail(containerId: string, cause: unknown): void {
-    this.failedIds.push(containerId);
-    this.failures.push(cause);
-    const error = new SandboxCleanupError({ containerIds: [containerId], causes: [cause] });
+  /** Records a container that could not be removed and tells `onCleanupError` at once. */
+  fail(containerId: string, cause: unknown): void {
+    const typed = this.engine === undefined ? cause : toEngineError(cause, { engine: this.engine });
+    this.failures.push({ id: containerId, cause: typed });
+    const error = new SandboxCleanupError({ containerIds: [containerId], causes: [typed] });
     if (this.onCleanupError !== undefined) {
       try {
         this.onCleanupError(error);
@@ -71,20 +87,23 @@ export class CleanupTracker {
     return this.pending.size;
   }
 
+  /** Waits for every removal started so far and returns (and forgets) the failures. */
+  async collect(): Promise<{ id: string; cause: unknown }[]> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    return this.failures.splice(0);
+  }
+
   /**
    * Waits for every removal started so far; rejects with one `SandboxCleanupError` naming
    * every container that could not be removed since the last call.
    */
   async settle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
-    if (this.failedIds.length > 0) {
-      const error = new SandboxCleanupError({
-        containerIds: this.failedIds,
-        causes: this.failures,
+    const failures = await this.collect();
+    if (failures.length > 0) {
+      throw new SandboxCleanupError({
+        containerIds: failures.map(f => f.id),
+        causes: failures.map(f => f.cause),
       });
-      this.failedIds = [];
-      this.failures = [];
-      throw error;
     }
   }
 }

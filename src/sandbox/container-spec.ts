@@ -15,6 +15,8 @@ export type ContainerLimits = {
   pidsLimit: number;
   /** Size of the writable /tmp tmpfs, in MiB. */
   tmpfsMiB: number;
+  /** Extra labels, e.g. the sandbox instance's id. */
+  labels?: Record<string, string>;
 };
 
 /**
@@ -56,7 +58,7 @@ export function containerSpec({
       'LANG=C.UTF-8',
       'MPLCONFIGDIR=/tmp',
     ],
-    Labels: containerLabels({ ttlMs, kind }),
+    Labels: { ...containerLabels({ ttlMs, kind }), ...limits.labels },
     NetworkDisabled: true,
     AttachStdin: openStdin,
     AttachStdout: openStdin,

@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall } from './docker-call.ts';
+import { neverConnected } from './engine-errors.ts';
 
 /**
  * `docker create` with a deadline and a unique name. If the call fails or times out, the
  * engine may still have made the container; the name lets `cleanup` remove it anyway
- * (a 404 means there was nothing to remove).
+ * (a 404 means there was nothing to remove). When the request never reached the engine
+ * (connection refused, TLS refused) there is nothing to remove.
  *
  * @example
  * ```ts
@@ -36,7 +38,7 @@ export async function createContainer({
       call: abortSignal => docker.createContainer({ ...spec, name, abortSignal }),
     });
   } catch (error) {
-    cleanup.remove(docker.getContainer(name));
+    if (!neverConnected(error)) cleanup.remove(docker.getContainer(name));
     throw error;
   }
 }

@@ -1,7 +1,11 @@
-import Docker from 'dockerode';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
+import {
+  resolveFleetOptions,
+  type FleetOptions,
+  type ResolvedFleetOptions,
+} from './fleet-options.ts';
 
 /**
  * Options of `DockerSandbox`. Every one has a safe default.
@@ -11,9 +15,7 @@ import { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
  * const options: DockerSandboxOptions = { warmPoolSize: 4, maxOutputBytes: 256 * 1024 };
  * ```
  */
-export type DockerSandboxOptions = {
-  /** Docker client; default: from DOCKER_HOST or the local socket. */
-  docker?: Docker;
+export type DockerSandboxOptions = FleetOptions & {
   /** Image with python3 and coreutils' `timeout`; made by scripts/setup-sandbox.sh. */
   image?: string;
   /**
@@ -53,27 +55,29 @@ export type DockerSandboxOptions = {
   maxOutputBytes?: number;
   /** Deadline of each Docker API call (create, start, kill, remove...). */
   dockerTimeoutMs?: number;
-  /** Containers kept started and waiting for code; 0 makes every run cold. */
+  /** Containers kept started and waiting for code, per engine; 0 makes every run cold. */
   warmPoolSize?: number;
   /** Idle warm containers older than this are replaced. */
   warmMaxAgeMs?: number;
   /** Container starts in flight at once (each start costs ~250 ms of CPU under gVisor). */
   maxConcurrentStarts?: number;
-  /** Runs at once; further calls queue. */
+  /** Runs at once per engine; further calls queue. */
   maxConcurrentExecutions?: number;
-  /** Remove containers left by crashed processes when the sandbox starts. */
+  /** Remove expired sandbox containers (of any replica) when an engine is first checked. */
   sweepOnStart?: boolean;
   /** Told about each container that could not be removed (default: a process warning). */
   onCleanupError?: (error: SandboxCleanupError) => void;
 };
 
 /** `DockerSandboxOptions` with every default filled in. */
-export type ResolvedDockerSandboxOptions = Required<Omit<DockerSandboxOptions, 'onCleanupError'>> &
-  Pick<DockerSandboxOptions, 'onCleanupError'>;
+export type ResolvedDockerSandboxOptions = Required<
+  Omit<DockerSandboxOptions, 'onCleanupError' | keyof FleetOptions>
+> &
+  Pick<DockerSandboxOptions, 'onCleanupError'> &
+  ResolvedFleetOptions;
 
 /** Fills in defaults and checks ranges (`InvalidArgumentError`). */
 export function resolveDockerSandboxOptions({
-  docker = new Docker(),
   image = DEFAULT_SANDBOX_IMAGE,
   preimport = DEFAULT_PREIMPORT,
   maxImages = 10,
@@ -98,6 +102,7 @@ export function resolveDockerSandboxOptions({
   maxConcurrentExecutions = 4,
   sweepOnStart = true,
   onCleanupError,
+  ...fleet
 }: DockerSandboxOptions = {}): ResolvedDockerSandboxOptions {
   for (const [argument, value, min] of [
     ['memoryBytes', memoryBytes, 16 * 1024 * 1024],
@@ -137,7 +142,8 @@ export function resolveDockerSandboxOptions({
   }
   return {
     ...{ preimport, maxImages, maxOutputFiles, maxArtifactBytes, maxInputFiles, maxInputBytes },
-    ...{ docker, image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
+    ...resolveFleetOptions(fleet),
+    ...{ image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
     ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },
     ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },
     onCleanupError,

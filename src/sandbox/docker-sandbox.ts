@@ -1,30 +1,30 @@
-import type Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
 import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
-import { checkEngine } from './check-engine.ts';
 import {
   resolveDockerSandboxOptions,
   type DockerSandboxOptions,
   type ResolvedDockerSandboxOptions,
 } from './docker-sandbox-options.ts';
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
-import { CleanupTracker } from './cleanup-tracker.ts';
-import type { ContainerLimits } from './container-spec.ts';
+import { Engine } from './engine.ts';
+import type { SandboxEngineStatus } from './engine-types.ts';
+import { EngineSet } from './engine-set.ts';
+import { runOnFleet } from './fleet-run.ts';
+import { startSessionOnFleet } from './fleet-session.ts';
 import { resolveInputFiles } from './input-files.ts';
-import { runInContainer } from './run-in-container.ts';
-import { SandboxContainer } from './sandbox-container.ts';
-import { Semaphore } from './semaphore.ts';
-import { sweepStaleContainers } from './sweep.ts';
 import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
-import { WarmPool } from './warm-pool.ts';
 
 /**
  * Runs Python in one-use Docker containers under gVisor, hardened as the seed asks (no
  * network, read-only root, noexec /tmp, uid 1000, no capabilities, memory/CPU/pids limits),
- * with a warm pool of pre-started containers. Construction is cheap; the engine is
- * checked on first use (or eagerly with `DockerSandbox.create`).
+ * with a warm pool of pre-started containers. It runs on one Docker engine (the local one,
+ * DOCKER_HOST, or `docker`) or spreads runs over several (`engines`, e.g. sandbox hosts
+ * reached over mutual TLS), taking out engines that stop answering and putting them back
+ * when they answer again. Construction is cheap; engines are checked on first use (or
+ * eagerly with `DockerSandbox.create`).
  *
  * @example
  * ```ts
@@ -35,28 +35,37 @@ import { WarmPool } from './warm-pool.ts';
  * ```
  */
 export class DockerSandbox implements Sandbox {
-  private readonly docker: Docker;
+  /**
+   * Random id of this sandbox, on every container it makes (label
+   * `ai-toolbelt.sandbox.instance`): what it removes on close, and what other replicas
+   * sharing an engine leave alone.
+   */
+  readonly instanceId = randomBytes(8).toString('hex');
   private readonly options: ResolvedDockerSandboxOptions;
-  private readonly cleanup: CleanupTracker;
-  private readonly slots: Semaphore;
+  private readonly engines: EngineSet;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
-  private pool: WarmPool | undefined;
-  private limits: ContainerLimits | undefined;
   private readonly sessions = new Set<DockerSandboxSession>();
   private readyPromise: Promise<void> | undefined;
-  private runtimeInUse: string | undefined;
-  private imagePackages: string[] | undefined;
   private closed = false;
 
   constructor(options: DockerSandboxOptions = {}) {
     this.options = resolveDockerSandboxOptions(options);
-    const { docker, dockerTimeoutMs, onCleanupError, maxConcurrentExecutions } = this.options;
-    this.docker = docker;
-    this.cleanup = new CleanupTracker({ dockerTimeoutMs, onCleanupError });
-    this.slots = new Semaphore({ permits: maxConcurrentExecutions });
+    const engines: Engine[] = this.options.engines.map(
+      address =>
+        new Engine({
+          address,
+          options: this.options,
+          instanceId: this.instanceId,
+          onStateChange: engine => this.engines.onStateChange(engine),
+        }),
+    );
+    this.engines = new EngineSet({
+      engines,
+      maxPerEngine: this.options.maxConcurrentExecutions,
+    });
   }
 
-  /** Creates a sandbox and checks the engine, runtime and image before resolving. */
+  /** Creates a sandbox and checks the engines, runtime and image before resolving. */
   static async create(options: DockerSandboxOptions = {}): Promise<DockerSandbox> {
     const sandbox = new DockerSandbox(options);
     await sandbox.ready();
@@ -65,7 +74,18 @@ export class DockerSandbox implements Sandbox {
 
   /** The Docker runtime in use (`runsc`), once `ready()` resolved. */
   get runtime(): string | undefined {
-    return this.runtimeInUse;
+    const { engines } = this.engines;
+    return (engines.find(engine => engine.state === 'up') ?? engines[0])?.runtime;
+  }
+
+  /** Idle warm containers right now, over all engines. */
+  get warmCount(): number {
+    return this.engines.engines.reduce((sum, engine) => sum + engine.warmCount, 0);
+  }
+
+  /** Idle warm containers whose pre-imports are done (see `preimport`), over all engines. */
+  get warmReadyCount(): number {
+    return this.engines.engines.reduce((sum, engine) => sum + engine.warmReadyCount, 0);
   }
 
   /**
@@ -74,7 +94,7 @@ export class DockerSandbox implements Sandbox {
    * python tool tells the model about them.
    */
   get packages(): readonly string[] | undefined {
-    return this.imagePackages;
+    return this.engines.engines.find(engine => engine.packages !== undefined)?.packages;
   }
 
   /** The memory limit of each run, bytes. */
@@ -82,19 +102,24 @@ export class DockerSandbox implements Sandbox {
     return this.options.memoryBytes;
   }
 
-  /** Idle warm containers right now. */
-  get warmCount(): number {
-    return this.pool?.idleCount ?? 0;
-  }
-
-  /** Idle warm containers whose pre-imports are done (see `preimport`). */
-  get warmReadyCount(): number {
-    return this.pool?.readyCount ?? 0;
+  /**
+   * Each engine's name, state (`up`, `down`...), runs in flight, warm containers, sessions
+   * and completed runs.
+   *
+   * @example
+   * ```ts
+   * for (const engine of sandbox.engineStatus()) console.log(engine.name, engine.state, engine.inFlight);
+   * ```
+   */
+  engineStatus(): SandboxEngineStatus[] {
+    return this.engines.engines.map(engine => engine.status());
   }
 
   /**
-   * Checks the engine (throws `SandboxUnavailableError` / `SandboxRuntimeMissingError`),
-   * sweeps stale containers and starts filling the warm pool. Idempotent.
+   * Checks the engines (with one engine it throws that engine's `SandboxUnavailableError` /
+   * `SandboxRuntimeMissingError`; with several, only when none works), sweeps expired
+   * containers and starts filling the warm pools. Engines that fail are probed in the
+   * background and join when they answer. Idempotent.
    */
   ready(): Promise<void> {
     // A failed check is not cached: the next call retries (e.g. after Docker was started).
@@ -106,43 +131,16 @@ export class DockerSandbox implements Sandbox {
   }
 
   private async init(): Promise<void> {
-    const { docker, options } = this;
-    const { runtime, packages } = await checkEngine(options);
-    this.runtimeInUse = runtime;
-    this.imagePackages = packages;
-    if (options.sweepOnStart) {
-      try {
-        await sweepStaleContainers({ docker, dockerTimeoutMs: options.dockerTimeoutMs });
-      } catch (error) {
-        if (!SandboxCleanupError.isInstance(error)) throw error;
-        this.cleanup.report(error);
-      }
-    }
+    const { engines } = this.engines;
+    await Promise.allSettled(engines.map(engine => engine.start()));
     if (this.closed) throw new SandboxClosedError();
-    const limits: ContainerLimits = { ...options, runtime };
-    this.limits = limits;
-    // A warm container may idle up to warmMaxAgeMs and then run up to maxTimeoutMs.
-    const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
-    this.pool = new WarmPool({
-      size: options.warmPoolSize,
-      maxConcurrentStarts: options.maxConcurrentStarts,
-      maxAgeMs: options.warmMaxAgeMs,
-      cleanup: this.cleanup,
-      start: ({ preimport }) =>
-        SandboxContainer.start({
-          docker,
-          limits,
-          ttlMs,
-          preimport: preimport ? options.preimport : [],
-          dockerTimeoutMs: options.dockerTimeoutMs,
-          cleanup: this.cleanup,
-        }),
-    });
-    this.pool.fill();
+    if (!engines.some(engine => engine.state === 'up')) throw this.engines.unavailable();
+    for (const engine of engines) engine.startMonitoring();
   }
 
   /**
    * Runs Python `code` in a fresh container and resolves with its outcome; see `Sandbox`.
+   * Infrastructure failures reject with typed errors naming the engine (see README).
    */
   async execute(code: string, options: SandboxExecuteOptions = {}): Promise<SandboxResult> {
     const {
@@ -195,7 +193,13 @@ export class DockerSandbox implements Sandbox {
       abortSignal === undefined
         ? controller.signal
         : AbortSignal.any([abortSignal, controller.signal]);
-    const run = this.run({ code, files: inputFiles, timeoutMs, signal, onOutput });
+    const { maxOutputBytes, dockerTimeoutMs, maxImages, maxOutputFiles, maxArtifactBytes } =
+      this.options;
+    const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes };
+    const run = runOnFleet({
+      ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
+      ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput },
+    });
     this.inFlight.set(controller, run);
     try {
       return await run;
@@ -204,47 +208,12 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  private async run({
-    code,
-    files,
-    timeoutMs,
-    signal,
-    onOutput,
-  }: {
-    code: string;
-    files: Array<{ path: string; data: Uint8Array }>;
-    timeoutMs: number;
-    signal: AbortSignal;
-    onOutput: SandboxExecuteOptions['onOutput'];
-  }): Promise<SandboxResult> {
-    const release = await this.slots.acquire(signal);
-    try {
-      const sandboxContainer = await this.pool!.acquire(signal);
-      return await runInContainer({
-        sandboxContainer,
-        code,
-        files,
-        caps: {
-          images: this.options.maxImages,
-          files: this.options.maxOutputFiles,
-          bytes: this.options.maxArtifactBytes,
-        },
-        timeoutMs,
-        maxOutputBytes: this.options.maxOutputBytes,
-        dockerTimeoutMs: this.options.dockerTimeoutMs,
-        cleanup: this.cleanup,
-        abortSignal: signal,
-        onOutput,
-      });
-    } finally {
-      release();
-    }
-  }
-
   /**
    * Opens an `Experimental_SandboxSession` (for the AI SDK's `experimental_sandbox`) on a
-   * long-lived container with this sandbox's image, runtime and limits. Files persist in
-   * /tmp for the session's life; `close()` it when done (closing the sandbox closes it too).
+   * long-lived container with this sandbox's image, runtime and limits, on the healthy
+   * engine with the least work. Files persist in /tmp for the session's life; `close()` it
+   * when done (closing the sandbox closes it too). If its engine is lost, the session's
+   * calls reject with `SandboxUnavailableError` (`engine-lost`).
    *
    * @example
    * ```ts
@@ -282,13 +251,9 @@ export class DockerSandbox implements Sandbox {
     }
     await this.ready();
     const { dockerTimeoutMs, onCleanupError } = this.options;
-    const session = await DockerSandboxSession.start({
-      docker: this.docker,
-      limits: this.limits!,
-      pidsLimit,
-      ttlMs,
-      dockerTimeoutMs,
-      cleanup: new CleanupTracker({ dockerTimeoutMs, onCleanupError }),
+    const session = await startSessionOnFleet({
+      ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
+      isClosed: () => this.closed,
     });
     this.sessions.add(session);
     const close = session.close.bind(session);
@@ -303,31 +268,43 @@ export class DockerSandbox implements Sandbox {
   /**
    * Waits until every used container is removed; rejects with `SandboxCleanupError` if
    * any could not be. Runs return before their container is gone (gVisor teardown takes
-   * ~70 ms); this is the point where removal is confirmed.
+   * ~70 ms); this is the point where removal is confirmed. Removals an engine could not
+   * take because it was down are retried when it is back.
    */
   async waitForCleanup(): Promise<void> {
-    await this.cleanup.settle();
+    const failures = (
+      await Promise.all(this.engines.engines.map(engine => engine.cleanup.collect()))
+    ).flat();
+    if (failures.length > 0) {
+      throw new SandboxCleanupError({
+        containerIds: failures.map(f => f.id),
+        causes: failures.map(f => f.cause),
+      });
+    }
   }
 
   /**
    * Stops accepting runs, kills runs in flight (they reject with `SandboxClosedError`),
-   * removes idle and used containers, and rejects with `SandboxCleanupError` if any
-   * could not be removed. Safe to call twice.
+   * closes sessions, and removes every container of this sandbox on every engine (listed
+   * by its instance label, so containers whose create answer was lost go too). Rejects with
+   * `SandboxCleanupError` naming only containers that exist and could not be removed (on an
+   * engine that is down at close, the ones known to exist). Safe to call twice.
    */
   async close(): Promise<void> {
     this.closed = true;
     const reason = new SandboxClosedError();
     for (const controller of this.inFlight.keys()) controller.abort(reason);
-    this.slots.rejectAll(reason);
+    this.engines.rejectAll(reason);
     await this.readyPromise?.catch(() => {});
-    await this.pool?.close(reason);
+    const { engines } = this.engines;
+    await Promise.all(engines.map(engine => engine.closePool(reason)));
     await Promise.allSettled([...this.inFlight.values()]);
-    const sessionClosings = await Promise.allSettled(
-      [...this.sessions].map(session => session.close()),
-    );
-    await this.cleanup.settle();
-    const failed = sessionClosings.find(outcome => outcome.status === 'rejected');
-    if (failed) throw failed.reason;
+    // A session's removal failure is seen again (and reported) by its engine's final sweep.
+    await Promise.allSettled([...this.sessions].map(session => session.close()));
+    const failures = (await Promise.all(engines.map(engine => engine.close()))).flat();
+    if (failures.length === 0) return;
+    const byId = new Map(failures.map(failure => [failure.id, failure.cause]));
+    throw new SandboxCleanupError({ containerIds: [...byId.keys()], causes: [...byId.values()] });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -12,9 +12,13 @@ export type {
 export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
+export type { FleetOptions } from './fleet-options.ts';
+export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
+export type { SandboxEngineStatus } from './engine-types.ts';
+export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
-export { SANDBOX_LABEL } from './labels.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL } from './labels.ts';
 export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
 export { SandboxFileError } from '../errors/sandbox-file-error.ts';

@@ -10,9 +10,20 @@ import { hostname } from 'node:os';
  * ```
  */
 export const SANDBOX_LABEL = 'ai-toolbelt.sandbox';
-/** Host name of the process that made the container. */
+/**
+ * The random id of the `DockerSandbox` instance that made the container. Ownership is decided
+ * by this label and the expiry, never by host name or PID: replicas on container platforms
+ * share host name patterns and each has its own PID namespace.
+ *
+ * @example
+ * ```ts
+ * const mine = await docker.listContainers({ all: true, filters: { label: [`${INSTANCE_LABEL}=${sandbox.instanceId}`] } });
+ * ```
+ */
+export const INSTANCE_LABEL = 'ai-toolbelt.sandbox.instance';
+/** Host name of the process that made the container (informational only). */
 export const HOST_LABEL = 'ai-toolbelt.sandbox.host';
-/** PID of the process that made the container. */
+/** PID of the process that made the container (informational only; PIDs repeat across namespaces). */
 export const PID_LABEL = 'ai-toolbelt.sandbox.pid';
 /** Epoch ms after which the TTL wrapper has killed the container. */
 export const EXPIRES_LABEL = 'ai-toolbelt.sandbox.expires';

@@ -1,41 +1,35 @@
 import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
-import { dockerCall } from './docker-call.ts';
-import { EXPIRES_LABEL, HOST_LABEL, PID_LABEL, SANDBOX_LABEL } from './labels.ts';
-
-/** True if a process with this PID exists on this host. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { dockerCall, isGone } from './docker-call.ts';
+import { EXPIRES_LABEL, HOST_LABEL, INSTANCE_LABEL, PID_LABEL, SANDBOX_LABEL } from './labels.ts';
 
 /**
- * Lists this Docker engine's sandbox containers (any state), optionally only those made
- * by the process `pid` on this host.
+ * Lists an engine's sandbox containers (any state): all of them, those of one sandbox
+ * instance, or (for diagnostics on one host) those made by the process `pid` here.
  *
  * @example
  * ```ts
- * const leaked = await listSandboxContainers({ docker, pid: process.pid });
+ * const mine = await listSandboxContainers({ docker, instanceId: sandbox.instanceId });
  * ```
  */
 export async function listSandboxContainers({
   docker,
+  instanceId,
   pid,
   dockerTimeoutMs = 10_000,
 }: {
   /** Docker client. */
   docker: Docker;
-  /** Only containers made by this PID on this host. */
+  /** Only containers of this sandbox instance (`DockerSandbox#instanceId`). */
+  instanceId?: string;
+  /** Only containers made by this PID on this host (diagnostics; never used for ownership). */
   pid?: number;
   /** Deadline of the list call. */
   dockerTimeoutMs?: number;
 }): Promise<Docker.ContainerInfo[]> {
   const label = [SANDBOX_LABEL];
+  if (instanceId !== undefined) label.push(`${INSTANCE_LABEL}=${instanceId}`);
   if (pid !== undefined) label.push(`${PID_LABEL}=${pid}`, `${HOST_LABEL}=${hostname()}`);
   return dockerCall({
     operation: 'container list',
@@ -45,10 +39,45 @@ export async function listSandboxContainers({
 }
 
 /**
- * Removes sandbox containers left behind by a crashed or killed host process: those whose
- * TTL has passed, and those made on this host by a process that no longer exists.
- * Containers of live processes (another test worker, another server) are left alone.
- * Returns the removed IDs; removal failures are thrown together.
+ * Force-removes containers by ID in parallel; "already gone" counts as removed. Returns the
+ * removed IDs and the failures.
+ */
+export async function removeContainers({
+  docker,
+  ids,
+  dockerTimeoutMs,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** Containers to remove. */
+  ids: string[];
+  /** Deadline of each call. */
+  dockerTimeoutMs: number;
+}): Promise<{ removed: string[]; failed: { id: string; cause: unknown }[] }> {
+  const results = await Promise.allSettled(
+    ids.map(id =>
+      dockerCall({
+        operation: 'container remove',
+        timeoutMs: dockerTimeoutMs,
+        call: abortSignal => docker.getContainer(id).remove({ force: true, v: true, abortSignal }),
+      }),
+    ),
+  );
+  const removed: string[] = [];
+  const failed: { id: string; cause: unknown }[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled' || isGone(result.reason)) removed.push(ids[i]!);
+    else failed.push({ id: ids[i]!, cause: result.reason });
+  });
+  return { removed, failed };
+}
+
+/**
+ * Removes sandbox containers whose expiry label has passed by more than `clockSkewMs`: their
+ * TTL wrapper has killed them, so whoever made them (this process, another replica, a
+ * crashed one) no longer uses them. It never judges by host name or PID, so replicas sharing
+ * an engine never remove each other's live containers. Returns the removed IDs; removal
+ * failures are thrown together (`SandboxCleanupError`).
  *
  * @example
  * ```ts
@@ -58,40 +87,30 @@ export async function listSandboxContainers({
 export async function sweepStaleContainers({
   docker,
   dockerTimeoutMs = 10_000,
+  clockSkewMs = 60_000,
 }: {
   /** Docker client. */
   docker: Docker;
   /** Deadline of each Docker call. */
   dockerTimeoutMs?: number;
+  /** Allowance for clocks of the hosts sharing the engine being this far apart. */
+  clockSkewMs?: number;
 }): Promise<string[]> {
   const now = Date.now();
-  const host = hostname();
   const stale = (await listSandboxContainers({ docker, dockerTimeoutMs })).filter(info => {
     const expires = Number(info.Labels[EXPIRES_LABEL]);
-    if (Number.isFinite(expires) && expires < now) return true;
-    const pid = Number(info.Labels[PID_LABEL]);
-    return info.Labels[HOST_LABEL] === host && Number.isInteger(pid) && !processAlive(pid);
+    return Number.isFinite(expires) && expires + clockSkewMs < now;
   });
-  const results = await Promise.allSettled(
-    stale.map(info =>
-      dockerCall({
-        operation: 'container remove',
-        timeoutMs: dockerTimeoutMs,
-        call: abortSignal =>
-          docker.getContainer(info.Id).remove({ force: true, v: true, abortSignal }),
-      }),
-    ),
-  );
-  const failed = results.flatMap((result, i) =>
-    result.status === 'rejected' && (result.reason as { statusCode?: number }).statusCode !== 404
-      ? [{ id: stale[i]!.Id, reason: result.reason as unknown }]
-      : [],
-  );
+  const { removed, failed } = await removeContainers({
+    docker,
+    ids: stale.map(info => info.Id),
+    dockerTimeoutMs,
+  });
   if (failed.length > 0) {
     throw new SandboxCleanupError({
       containerIds: failed.map(f => f.id),
-      causes: failed.map(f => f.reason),
+      causes: failed.map(f => f.cause),
     });
   }
-  return stale.map(info => info.Id);
+  return removed;
 }

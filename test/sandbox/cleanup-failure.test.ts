@@ -8,11 +8,11 @@ import {
   expectNoLeakedContainers,
 } from './sandbox-availability.ts';
 
-/** A Docker client whose container removals fail with a server error. */
+/** A Docker client on the real engine whose removals of the containers it made fail. */
 class FailingRemovals extends Docker {
+  readonly made = new Set<string>();
   readonly attempted: string[] = [];
-  override async createContainer(options: Docker.ContainerCreateOptions) {
-    const container = await super.createContainer(options);
+  private failing(container: Docker.Container): Docker.Container {
     container.remove = (async () => {
       this.attempted.push(container.id);
       throw Object.assign(new Error('(HTTP code 500) server error - device busy'), {
@@ -21,13 +21,22 @@ class FailingRemovals extends Docker {
     }) as Docker.Container['remove'];
     return container;
   }
+  override async createContainer(options: Docker.ContainerCreateOptions) {
+    const container = await super.createContainer(options);
+    this.made.add(container.id);
+    return this.failing(container);
+  }
+  override getContainer(id: string) {
+    const container = super.getContainer(id);
+    return this.made.has(id) ? this.failing(container) : container;
+  }
 }
 
 describeSandbox('failed container removal', () => {
   const failing = new FailingRemovals();
 
   afterAll(async () => {
-    for (const id of failing.attempted) {
+    for (const id of failing.made) {
       await docker
         .getContainer(id)
         .remove({ force: true })
@@ -43,13 +52,23 @@ describeSandbox('failed container removal', () => {
       image: SANDBOX_IMAGE,
       warmPoolSize: 0,
       onCleanupError: error => reported.push(error),
+      preimport: [],
     });
     const result = await sandbox.execute('print("ok")');
     expect(result).toMatchObject({ status: 'success', stdout: 'ok\n' });
     const closing = await sandbox.close().catch((e: unknown) => e);
     expect(SandboxCleanupError.isInstance(closing)).toBe(true);
-    expect((closing as SandboxCleanupError).containerIds).toEqual(failing.attempted);
+    const [id] = failing.made;
+    // Reported once by close(), although its removal was tried twice (after the run, and
+    // by close's sweep of the instance's containers).
+    expect((closing as SandboxCleanupError).containerIds).toEqual([id]);
+    expect(failing.attempted).toEqual([id, id]);
     expect((closing as SandboxCleanupError).message).toContain('device busy');
-    expect(reported.map(error => error.containerIds[0])).toEqual(failing.attempted);
+    expect((closing as SandboxCleanupError).causes[0]).toMatchObject({
+      reason: 'engine-error',
+      statusCode: 500,
+      engine: 'unix:///var/run/docker.sock',
+    });
+    expect(new Set(reported.map(error => error.containerIds[0]))).toEqual(new Set([id]));
   });
 });

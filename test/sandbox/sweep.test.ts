@@ -16,6 +16,7 @@ async function labelled({ pid, expires }: { pid: number; expires: number }): Pro
     Cmd: ['true'],
     Labels: {
       'ai-toolbelt.sandbox': '1',
+      'ai-toolbelt.sandbox.instance': 'sweep-test',
       'ai-toolbelt.sandbox.host': hostname(),
       'ai-toolbelt.sandbox.pid': String(pid),
       'ai-toolbelt.sandbox.expires': String(expires),
@@ -35,26 +36,30 @@ const exists = (id: string) =>
       () => false,
     );
 
-describeSandbox('start-up sweep of stale sandbox containers', () => {
+describeSandbox('sweep of expired sandbox containers', () => {
   afterAll(async () => {
     await expectNoLeakedContainers();
   });
 
-  it('removes containers of dead processes and expired ones, and keeps live ones', async () => {
+  it('removes containers past their expiry plus the clock-skew margin, never judging by PID', async () => {
     const deadPid = spawnSync('true').pid!;
-    const hourFromNow = Date.now() + 3_600_000;
-    const orphan = await labelled({ pid: deadPid, expires: hourFromNow });
-    const expired = await labelled({ pid: process.pid, expires: Date.now() - 1_000 });
-    const live = await labelled({ pid: process.pid, expires: hourFromNow });
+    const now = Date.now();
+    const expired = await labelled({ pid: process.pid, expires: now - 120_000 });
+    // Another host's clock may be up to a minute ahead: not yet.
+    const withinSkew = await labelled({ pid: process.pid, expires: now - 10_000 });
+    // A PID that does not exist here says nothing: it may live in another PID namespace.
+    const otherNamespace = await labelled({ pid: deadPid, expires: now + 3_600_000 });
+    const live = await labelled({ pid: process.pid, expires: now + 3_600_000 });
     try {
-      const removed = await sweepStaleContainers({ docker });
-      expect(removed).toEqual(expect.arrayContaining([orphan, expired]));
+      const removed = await sweepStaleContainers({ docker, clockSkewMs: 60_000 });
+      expect(removed).toContain(expired);
+      expect(removed).not.toContain(withinSkew);
+      expect(removed).not.toContain(otherNamespace);
       expect(removed).not.toContain(live);
-      expect(await exists(orphan)).toBe(false);
       expect(await exists(expired)).toBe(false);
-      expect(await exists(live)).toBe(true);
+      for (const kept of [withinSkew, otherNamespace, live]) expect(await exists(kept)).toBe(true);
     } finally {
-      for (const id of [orphan, expired, live]) {
+      for (const id of [expired, withinSkew, otherNamespace, live]) {
         await docker
           .getContainer(id)
           .remove({ force: true })

@@ -53,8 +53,8 @@ describe('DockerSandbox input validation', () => {
   });
 
   it('rejects out-of-range options at construction', () => {
-    expect(() => new DockerSandbox({ pidsLimit: 32 })).toThrow(/pidsLimit/);
-    expect(() => new DockerSandbox({ warmPoolSize: -1 })).toThrow(/warmPoolSize/);
+    expect(() => new DockerSandbox({ pidsLimit: 32, preimport: [] })).toThrow(/pidsLimit/);
+    expect(() => new DockerSandbox({ warmPoolSize: -1, preimport: [] })).toThrow(/warmPoolSize/);
   });
 
   it('rejects runs after close()', async () => {
@@ -77,7 +77,11 @@ describeSandbox('DockerSandbox engine checks', () => {
   });
 
   it('refuses a missing runtime with install instructions, never falling back to runc', async () => {
-    const error = await DockerSandbox.create({ docker, runtime: 'no-such-runtime' }).catch(e => e);
+    const error = await DockerSandbox.create({
+      docker,
+      runtime: 'no-such-runtime',
+      preimport: [],
+    }).catch(e => e);
     expect(SandboxRuntimeMissingError.isInstance(error)).toBe(true);
     expect(error.available).toContain('runsc');
     expect(error.message).toContain('apt-get install runsc');
@@ -85,14 +89,18 @@ describeSandbox('DockerSandbox engine checks', () => {
   });
 
   it('refuses runc unless the unsafe opt-in is set', async () => {
-    const error = await DockerSandbox.create({ docker, runtime: 'runc' }).catch(e => e);
+    const error = await DockerSandbox.create({ docker, runtime: 'runc', preimport: [] }).catch(
+      e => e,
+    );
     expect(SandboxRuntimeMissingError.isInstance(error)).toBe(true);
   });
 
   it('says how to build the image when it is missing', async () => {
-    const error = await DockerSandbox.create({ docker, image: 'ai-toolbelt/absent:0' }).catch(
-      e => e,
-    );
+    const error = await DockerSandbox.create({
+      docker,
+      image: 'ai-toolbelt/absent:0',
+      preimport: [],
+    }).catch(e => e);
     expect(SandboxUnavailableError.isInstance(error)).toBe(true);
     expect(error.reason).toBe('image-missing');
     expect(error.message).toContain('setup-sandbox.sh');
@@ -104,7 +112,15 @@ describeSandbox('DockerSandbox engine checks', () => {
       image: SANDBOX_IMAGE,
       warmPoolSize: 0,
       unsafeAllowRuncRuntime: true,
+      preimport: [],
     });
     expect(sandbox.runtime).toBe('runsc');
   });
+});
+
+it('expects the image scripts/setup-sandbox.sh builds by default', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { DEFAULT_SANDBOX_IMAGE } = await import('../../src/sandbox/index.ts');
+  const script = readFileSync(new URL('../../scripts/setup-sandbox.sh', import.meta.url), 'utf8');
+  expect(script).toContain(`IMAGE="\${AI_TOOLBELT_SANDBOX_IMAGE:-${DEFAULT_SANDBOX_IMAGE}}"`);
 });

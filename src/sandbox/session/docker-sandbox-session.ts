@@ -12,7 +12,9 @@ import type { CleanupTracker } from '../cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from '../container-spec.ts';
 import { createContainer } from '../create-container.ts';
 import { dockerCall } from '../docker-call.ts';
-import { startExec, type ContainerExitWatch } from './exec-process.ts';
+import type { EngineLink } from '../engine-types.ts';
+import { watchContainerExit } from './container-exit.ts';
+import { startExec } from './exec-process.ts';
 import { fileOperation } from './file-helper.ts';
 
 const BASE_DIRECTORY = '/tmp';
@@ -40,49 +42,29 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   /** The session's own tracker, so close() reports this container's removal only. */
   private readonly cleanup: CleanupTracker;
   private readonly dockerTimeoutMs: number;
+  private readonly engine: EngineLink | undefined;
   private closed = false;
-  /** Ends commands in flight when the container stops, whatever the reason. */
-  private readonly containerExit: ContainerExitWatch & { error: Error | undefined };
+  /** Ends commands in flight when the container stops or its engine is lost. */
+  private readonly containerExit: ReturnType<typeof watchContainerExit>;
 
   private constructor({
     container,
     cleanup,
     dockerTimeoutMs,
     limits,
+    engine,
   }: {
     container: Docker.Container;
     cleanup: CleanupTracker;
     dockerTimeoutMs: number;
     limits: ContainerLimits;
+    engine: EngineLink | undefined;
   }) {
     this.container = container;
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
-    const listeners = new Set<() => void>();
-    this.containerExit = {
-      error: undefined,
-      onExit: listener => {
-        listeners.add(listener);
-        return () => void listeners.delete(listener);
-      },
-    };
-    // One long-poll per session. gVisor ends the sandbox (exit 2) when its host threads
-    // reach the pids limit; without this, commands in flight would hang.
-    void (container.wait() as Promise<{ StatusCode: number }>)
-      .then(
-        ({ StatusCode }) => StatusCode,
-        () => -1,
-      )
-      .then(status => {
-        const why = status === 2 ? ': gVisor ended the sandbox, e.g. at its pids limit' : '';
-        this.containerExit.error = new SandboxClosedError({
-          what: this.closed
-            ? 'sandbox session'
-            : `sandbox session (its container exited with status ${status}${why})`,
-        });
-        for (const listener of listeners) listener();
-        listeners.clear();
-      });
+    this.engine = engine;
+    this.containerExit = watchContainerExit({ container, engine, closed: () => this.closed });
     this.description =
       `Isolated Linux sandbox (Debian, Python 3 as \`python3\`, POSIX sh; ${limits.runtime === 'runsc' ? 'gVisor' : limits.runtime}). ` +
       `No network access. Working directory ${BASE_DIRECTORY} (${limits.tmpfsMiB} MiB, files persist for this session); ` +
@@ -99,6 +81,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     ttlMs,
     dockerTimeoutMs,
     cleanup,
+    engine,
   }: {
     /** Docker client. */
     docker: Docker;
@@ -112,6 +95,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     dockerTimeoutMs: number;
     /** Removes the container on close. */
     cleanup: CleanupTracker;
+    /** The engine it runs on: names it in errors and tells when it is lost. */
+    engine?: EngineLink;
   }): Promise<DockerSandboxSession> {
     const seconds = `${Math.ceil(ttlMs / 1000)}s`;
     const spec = containerSpec({
@@ -135,7 +120,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       cleanup.remove(container);
       throw error;
     }
-    return new DockerSandboxSession({ container, cleanup, dockerTimeoutMs, limits });
+    return new DockerSandboxSession({ container, cleanup, dockerTimeoutMs, limits, engine });
   }
 
   private resolve(path: string, argument = 'path'): string {
@@ -151,19 +136,27 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     return posix.resolve(BASE_DIRECTORY, path);
   }
 
+  /** Engine failures as the sandbox's typed errors (naming the engine); others unchanged. */
+  private typed(error: unknown): unknown {
+    return this.engine === undefined ? error : this.engine.toError(error, { inFlight: true });
+  }
+
   private file(
     operation: 'read' | 'write' | 'stat' | 'list' | 'delete',
     { path, abortSignal }: { path: string; abortSignal?: AbortSignal },
     input?: ReadableStream<Uint8Array>,
   ): Promise<Buffer | null> {
+    const resolved = this.resolve(path);
     return fileOperation({
       container: this.container,
       operation,
-      path: this.resolve(path),
+      path: resolved,
       input,
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+    }).catch((error: unknown) => {
+      throw this.typed(error);
     });
   }
 
@@ -187,12 +180,17 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+    }).catch((error: unknown) => {
+      throw this.typed(error);
     });
+    const typed = (error: unknown) => {
+      throw this.typed(error);
+    };
     const child: SandboxProcess = {
       stdout: handle.stdout,
       stderr: handle.stderr,
-      wait: () => handle.wait(),
-      kill: () => handle.kill(),
+      wait: () => handle.wait().catch(typed),
+      kill: () => handle.kill().catch(typed),
     };
     return handle.stdin ? { ...child, stdin: handle.stdin } : child;
   }) as unknown as SandboxSession['spawn'];
@@ -276,6 +274,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.containerExit.stop();
     this.cleanup.remove(this.container);
     await this.cleanup.settle();
   }

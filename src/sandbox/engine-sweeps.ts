@@ -1,0 +1,71 @@
+import type Docker from 'dockerode';
+import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+import { listSandboxContainers, removeContainers, sweepStaleContainers } from './sweep.ts';
+
+/**
+ * Removes every container of one sandbox instance on an engine (any state); returns those
+ * that could not be removed. Listing by the instance label also finds containers whose
+ * create answer was lost.
+ *
+ * @example
+ * ```ts
+ * const failed = await removeInstanceContainers({ docker, instanceId: sandbox.instanceId, dockerTimeoutMs: 15_000 });
+ * ```
+ */
+export async function removeInstanceContainers({
+  docker,
+  instanceId,
+  dockerTimeoutMs,
+}: {
+  /** The engine's client. */
+  docker: Docker;
+  /** The sandbox instance. */
+  instanceId: string;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+}): Promise<{ id: string; cause: unknown }[]> {
+  const leftovers = await listSandboxContainers({ docker, instanceId, dockerTimeoutMs });
+  const { failed } = await removeContainers({
+    docker,
+    ids: leftovers.map(info => info.Id),
+    dockerTimeoutMs,
+  });
+  return failed;
+}
+
+/**
+ * `sweepStaleContainers` for the background: the containers it could not remove belong to
+ * anyone (other replicas too), so they go to `onCleanupError` (or a process warning), not
+ * to this instance's `close()`; a failed listing goes to `onListError`.
+ *
+ * @example
+ * ```ts
+ * await sweepExpiredQuietly({ docker, dockerTimeoutMs: 15_000, clockSkewMs: 60_000, onListError: () => {} });
+ * ```
+ */
+export async function sweepExpiredQuietly({
+  docker,
+  dockerTimeoutMs,
+  clockSkewMs,
+  onCleanupError,
+  onListError,
+}: {
+  /** The engine's client. */
+  docker: Docker;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+  /** Clock-skew margin on the expiry labels. */
+  clockSkewMs: number;
+  /** Told about containers that could not be removed. */
+  onCleanupError?: (error: SandboxCleanupError) => void;
+  /** Told when the engine could not be asked at all. */
+  onListError: (error: unknown) => void;
+}): Promise<void> {
+  try {
+    await sweepStaleContainers({ docker, dockerTimeoutMs, clockSkewMs });
+  } catch (error) {
+    if (!SandboxCleanupError.isInstance(error)) return onListError(error);
+    if (onCleanupError !== undefined) onCleanupError(error);
+    else process.emitWarning(error.message, { type: error.name });
+  }
+}

@@ -1,0 +1,150 @@
+import type { Engine } from './engine.ts';
+import { isTransportError } from './engine-errors.ts';
+import type { EngineSet } from './engine-set.ts';
+import { runInContainer } from './run-in-container.ts';
+import type { SandboxContainer } from './sandbox-container.ts';
+import type { ArtifactCaps } from './bootstrap.ts';
+import type { SandboxOutputChunk, SandboxResult } from './types.ts';
+
+/**
+ * Runs `code` once somewhere in the fleet. Until the code reaches a container, a failure
+ * (the engine went down, a warm container turned out dead, a start failed) places it again,
+ * preferring other engines, at most once per engine plus one. Once the code has been sent,
+ * it is never sent again: if the engine is lost then, the run rejects at once with
+ * `SandboxUnavailableError` (`engine-lost`) naming the engine.
+ *
+ * @example
+ * ```ts
+ * const result = await runOnFleet({ engines, code: 'print(1)', timeoutMs: 5_000, maxOutputBytes: 1 << 20, dockerTimeoutMs: 15_000, abortSignal });
+ * ```
+ */
+export async function runOnFleet({
+  engines,
+  code,
+  files,
+  caps,
+  timeoutMs,
+  maxOutputBytes,
+  dockerTimeoutMs,
+  abortSignal,
+  onOutput,
+}: {
+  /** Where to place the run. */
+  engines: EngineSet;
+  /** Python source. */
+  code: string;
+  /** Input files, already checked (absolute paths under /tmp). */
+  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
+  /** What the run may return: images, files, bytes of both together. */
+  caps: ArtifactCaps;
+  /** Wall-clock limit of the run. */
+  timeoutMs: number;
+  /** Cap per output stream, in bytes. */
+  maxOutputBytes: number;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+  /** Aborting ends the run (rejecting with the reason). */
+  abortSignal: AbortSignal;
+  /** Streaming output callback. */
+  onOutput?: (chunk: SandboxOutputChunk) => void;
+}): Promise<SandboxResult> {
+  const tried = new Set<Engine>();
+  const maxAttempts = engines.engines.length + 1;
+  for (let attempt = 1; ; attempt++) {
+    const engine = await engines.acquire(abortSignal, tried);
+    let container: SandboxContainer;
+    try {
+      container = await engine.takeContainer(abortSignal);
+    } catch (error) {
+      engines.release(engine);
+      abortSignal.throwIfAborted();
+      const typed = engine.toError(error);
+      tried.add(engine);
+      if (attempt >= maxAttempts) throw typed;
+      // Let the probe take a dead engine out first, so the next placement goes elsewhere
+      // (or waits for a slot there) instead of failing on the same engine again.
+      if (isTransportError(error) && engine.state === 'up') await engine.probe();
+      continue;
+    }
+    try {
+      const result = await runPlaced({
+        ...{ engine, container, code, files, caps, timeoutMs, maxOutputBytes, dockerTimeoutMs },
+        ...{ abortSignal, onOutput },
+      });
+      engine.runs++;
+      return result;
+    } finally {
+      engines.release(engine);
+    }
+  }
+}
+
+/** Runs the code in a container taken from `engine`; settles at once if the engine is lost. */
+async function runPlaced({
+  engine,
+  container,
+  code,
+  files,
+  caps,
+  timeoutMs,
+  maxOutputBytes,
+  dockerTimeoutMs,
+  abortSignal,
+  onOutput,
+}: {
+  engine: Engine;
+  container: SandboxContainer;
+  code: string;
+  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
+  caps: ArtifactCaps;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  dockerTimeoutMs: number;
+  abortSignal: AbortSignal;
+  onOutput?: (chunk: SandboxOutputChunk) => void;
+}): Promise<SandboxResult> {
+  const controller = new AbortController();
+  let unwatch = () => {};
+  const lost = new Promise<never>((_, reject) => {
+    unwatch = engine.onLost(error => {
+      controller.abort(error);
+      reject(error);
+    });
+  });
+  // The caller's own exception from onOutput ends the run and is rethrown as it is.
+  let callbackError: { error: unknown } | undefined;
+  const running = runInContainer({
+    sandboxContainer: container,
+    code,
+    files,
+    caps,
+    timeoutMs,
+    maxOutputBytes,
+    dockerTimeoutMs,
+    cleanup: engine.cleanup,
+    abortSignal: AbortSignal.any([abortSignal, controller.signal]),
+    onOutput:
+      onOutput === undefined
+        ? undefined
+        : chunk => {
+            try {
+              onOutput(chunk);
+            } catch (error) {
+              callbackError ??= { error };
+              throw error;
+            }
+          },
+  });
+  running.catch(() => {});
+  lost.catch(() => {});
+  try {
+    return await Promise.race([running, lost]);
+  } catch (error) {
+    abortSignal.throwIfAborted();
+    if (controller.signal.aborted) throw controller.signal.reason;
+    if (callbackError !== undefined && error === callbackError.error) throw error;
+    throw engine.toError(error, { inFlight: true });
+  } finally {
+    unwatch();
+  }
+}

@@ -51,7 +51,8 @@ export class ToolIndex {
   private readonly slotNames: (string | undefined)[] = [];
   private readonly freeSlots: number[] = [];
   private readonly lexical: LexicalIndex | undefined;
-  private readonly vectors: VectorIndex | undefined;
+  private vectors: VectorIndex | undefined;
+  private rebuilding: Promise<void> | undefined;
   private readonly embedder: Embedder | undefined;
   private readonly fusion: FusionOptions;
   private changes = 0;
@@ -147,6 +148,7 @@ export class ToolIndex {
           { abortSignal },
         )
       : [];
+    if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
     this.vectors?.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
@@ -214,7 +216,11 @@ export class ToolIndex {
     const accept = this.acceptor(filter);
     const needs = mode === 'multi' ? distinctNeeds(query, this.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
-    const queryVectors = this.embedder ? await this.embedder.embed(queries, { abortSignal }) : [];
+    const queryVectors = this.embedder
+      ? await this.embedder.embed(queries, { abortSignal, purpose: 'query' })
+      : [];
+    if (queryVectors.length > 0)
+      await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
     const pool = Math.max(k, MIN_POOL);
     const rankings = queries.map((text, i) => this.rank(text, queryVectors[i], pool, accept));
     const merged = rankings.length > 1 ? mergeNeeds(rankings, k) : (rankings[0] ?? []).slice(0, k);
@@ -226,6 +232,30 @@ export class ToolIndex {
         ...(tool.server !== undefined ? { server: tool.server } : {}),
       };
     });
+  }
+
+  /**
+   * The model's own output decides the vector length. Vectors indexed from a
+   * store can disagree (the model's settings changed under the same id): then
+   * every indexed tool is embedded again, once, instead of failing each search.
+   */
+  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
+    const indexed = this.vectors?.dimensions;
+    const embedder = this.embedder;
+    if (indexed === undefined || indexed === vector.length || embedder === undefined) return;
+    this.rebuilding ??= (async () => {
+      const entries = [...this.entries.values()];
+      const fresh = await embedder.embed(
+        entries.map(({ tool }) => toolEmbeddingText(tool)),
+        { refresh: true, ...(abortSignal ? { abortSignal } : {}) },
+      );
+      const vectors = new VectorIndex();
+      vectors.reserve(this.slotNames.length);
+      entries.forEach(({ slot }, i) => vectors.set(slot, fresh[i] as Float32Array));
+      this.vectors = vectors;
+      this.changes++;
+    })().finally(() => (this.rebuilding = undefined));
+    await this.rebuilding;
   }
 
   private rank(

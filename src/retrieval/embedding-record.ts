@@ -42,12 +42,13 @@ export function decodeEmbeddingRecord(
   if (dimensions !== undefined && length !== dimensions)
     return { invalid: `${length} dimensions, expected ${dimensions}` };
   if (typeof record.vector !== 'string') return { invalid: 'no vector' };
-  const bytes = Buffer.from(record.vector, 'base64');
-  if (bytes.byteLength !== (length as number) * 4)
-    return { invalid: `${bytes.byteLength} bytes for ${length} dimensions` };
-  // A copy: the decoded Buffer may sit at an offset that Float32Array cannot view.
+  const byteLength = Buffer.byteLength(record.vector, 'base64');
+  if (byteLength !== (length as number) * 4)
+    return { invalid: `${byteLength} bytes for ${length} dimensions` };
+  // Decoded straight into the vector's own memory: no intermediate Buffer to copy from.
   const vector = new Float32Array(length as number);
-  new Uint8Array(vector.buffer).set(bytes);
+  if (Buffer.from(vector.buffer).write(record.vector, 'base64') !== byteLength)
+    return { invalid: 'not base64' };
   let sum = 0;
   for (let i = 0; i < vector.length; i++) sum += (vector[i] as number) * (vector[i] as number);
   if (!Number.isFinite(sum)) return { invalid: 'NaN or Infinity in the vector' };

@@ -2,7 +2,7 @@ import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { Embedder } from './embedder.ts';
 import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
-import { type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
+import { type AnalyzedFields, type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
 import { distinctNeeds, mergeNeeds } from './multi-need.ts';
 import { toolFields, validateToolDescriptor } from './tool-fields.ts';
 import { toolEmbeddingText, toolHash } from './tool-text.ts';
@@ -32,6 +32,14 @@ type Entry = { slot: number; tool: ToolDescriptor; hash: string };
 // Each channel contributes this many candidates (at least) to fusion and to
 // the multi-need merge; deeper pools change nothing measurable.
 const MIN_POOL = 50;
+
+// Tools tokenised between yields to the event loop during an upsert.
+const ANALYZE_SLICE = 200;
+
+const yieldToEventLoop = (): Promise<void> =>
+  new Promise(resolve =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
 
 /**
  * A searchable catalog of tools. Upserts re-embed only tools whose content
@@ -142,12 +150,22 @@ export class ToolIndex {
       else changed.push({ tool, hash });
     });
 
-    const vectors = this.embedder
-      ? await this.embedder.embed(
-          changed.map(({ tool }) => toolEmbeddingText(tool)),
-          { abortSignal },
-        )
-      : [];
+    const embedding = this.embedder?.embed(
+      changed.map(({ tool }) => toolEmbeddingText(tool)),
+      { abortSignal },
+    );
+    // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
+    embedding?.catch(() => {});
+    // Tokenising is CPU work: done while the embedder waits on its store or model, it
+    // costs no extra time. Yielding now and then lets that I/O make progress.
+    const analyzed: (AnalyzedFields | undefined)[] = [];
+    for (let i = 0; i < changed.length; i++) {
+      if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
+      analyzed.push(
+        this.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
+      );
+    }
+    const vectors = embedding ? await embedding : [];
     if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
     this.vectors?.reserve(this.slotNames.length + changed.length);
 
@@ -157,7 +175,7 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.lexical?.set(slot, toolFields(tool));
+      this.lexical?.set(slot, analyzed[i] as AnalyzedFields);
       if (this.vectors) this.vectors.set(slot, vectors[i] as Float32Array);
       (existing ? result.updated : result.added).push(tool.name);
     });

@@ -30,7 +30,10 @@ const missing = (() => {
  * fails when it is missing; elsewhere it is skipped with one line.
  */
 export function describeRedis(name: string, body: () => void): void {
-  if (missing === undefined) return describe(name, body);
+  if (missing === undefined) {
+    describe(name, body);
+    return;
+  }
   if (process.env.CI) {
     describe(name, () => {
       it('needs redis-server (CI must run the Redis suite)', () => {

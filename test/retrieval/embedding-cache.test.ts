@@ -148,7 +148,7 @@ describe('embedding cache on an unstorage store', () => {
 
   it('never uses a vector of another model, dimension or a corrupt one, and replaces it', async () => {
     const store = await filled();
-    const texts = tools.slice(0, 5).map(toolEmbeddingText);
+    const texts = tools.slice(0, 6).map(toolEmbeddingText);
     await store.setItem(
       storeKey(texts[0]!),
       encodeEmbeddingRecord(MODEL, new Float32Array(32).fill(1)),
@@ -162,6 +162,11 @@ describe('embedding cache on an unstorage store', () => {
       encodeEmbeddingRecord(MODEL, new Float32Array(64).fill(Number.NaN)),
     );
     await store.setItem(storeKey(texts[4]!), 'not a record');
+    const good = encodeEmbeddingRecord(MODEL, new Float32Array(64).fill(1));
+    await store.setItem(storeKey(texts[5]!), {
+      ...good,
+      vector: `${good.vector.slice(0, 9)}!${good.vector.slice(10)}`,
+    });
 
     const { model, index, events } = indexOn(store);
     await index.upsert(tools);
@@ -174,6 +179,7 @@ describe('embedding cache on an unstorage store', () => {
         '3 bytes for 64 dimensions',
         'NaN or Infinity in the vector',
         'not a record',
+        'not base64',
       ].sort(),
     );
     for (const text of texts)

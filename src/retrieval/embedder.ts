@@ -55,15 +55,28 @@ export function createEmbedder({
   // The vector length: the model's own output decides; stored vectors only suggest one.
   let dimensions: number | undefined;
 
+  // One request per group, `maxParallelCalls` at a time: groups respect both the model's
+  // own input limit and a token budget (OpenAI rejects requests over 300,000 tokens).
   const embedFresh = async (values: string[], abortSignal: AbortSignal | undefined) => {
-    const { embeddings } = await embedMany({
-      model,
-      values,
-      abortSignal,
-      maxParallelCalls,
-      maxRetries,
-    });
-    return embeddings.map(embedding => Float32Array.from(embedding));
+    const perCall = typeof model === 'string' ? undefined : await model.maxEmbeddingsPerCall;
+    const groups = groupTexts(values, perCall ?? Number.POSITIVE_INFINITY);
+    const vectors: Float32Array[][] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < groups.length) {
+        const at = next++;
+        const { embeddings } = await embedMany({
+          model,
+          values: groups[at] as string[],
+          ...(abortSignal ? { abortSignal } : {}),
+          maxParallelCalls,
+          maxRetries,
+        });
+        vectors[at] = embeddings.map(embedding => Float32Array.from(embedding));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(maxParallelCalls, groups.length) }, worker));
+    return vectors.flat();
   };
 
   return {
@@ -116,6 +129,30 @@ export function createEmbedder({
       return texts.map(text => byText.get(text) as Float32Array);
     },
   };
+}
+
+// About 200,000 tokens of English (3+ characters a token): well inside OpenAI's
+// 300,000-token limit per embeddings request.
+const MAX_CHARS_PER_CALL = 600_000;
+
+function groupTexts(values: readonly string[], maxTexts: number): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let chars = 0;
+  for (const value of values) {
+    if (
+      group.length > 0 &&
+      (group.length >= maxTexts || chars + value.length > MAX_CHARS_PER_CALL)
+    ) {
+      groups.push(group);
+      group = [];
+      chars = 0;
+    }
+    group.push(value);
+    chars += value.length;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 function modelId(model: EmbeddingModel): string {

@@ -101,6 +101,7 @@ export function createEmbedder({
             texts: unique,
             persist,
             ...(dimensions !== undefined ? { dimensions } : {}),
+            ...(abortSignal ? { abortSignal } : {}),
           });
       let missing = unique.filter((_, i) => vectors[i] === undefined);
       const fresh = new Map<string, Float32Array>();

@@ -36,6 +36,8 @@ export type EmbeddingCacheRead = {
   dimensions?: number;
   /** Also look in the file or store (tool texts); `false` stays in memory (user queries). */
   persist?: boolean;
+  /** Stops waiting for the store (the read then throws the signal's reason). */
+  abortSignal?: AbortSignal;
 };
 
 /** One store of {@link EmbeddingCache.write}. */
@@ -162,11 +164,13 @@ export function createEmbeddingCache({
   const guarded = async <T>(
     operation: 'read' | 'write',
     run: (backing: EmbeddingBacking) => Promise<T>,
+    abortSignal?: AbortSignal,
   ): Promise<T | undefined> => {
     if (backing === undefined || Date.now() < skipUntil) return undefined;
     try {
-      return await withTimeout(run(backing), timeoutMs, operation);
+      return await withTimeout(run(backing), timeoutMs, operation, abortSignal);
     } catch (cause) {
+      if (abortSignal?.aborted) throw abortSignal.reason;
       skipUntil = Date.now() + retryAfterMs;
       const error = EmbeddingStoreError.isInstance(cause)
         ? cause
@@ -182,7 +186,7 @@ export function createEmbeddingCache({
   };
 
   return {
-    async read({ modelId, texts, dimensions, persist = true }) {
+    async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
       const keys = texts.map(text => embeddingCacheKey(modelId, text));
       const vectors = keys.map(key => {
         const vector = memory.get(key);
@@ -194,7 +198,11 @@ export function createEmbeddingCache({
       const wanted = keys.flatMap((key, i) => (vectors[i] === undefined ? [i] : []));
       if (!persist || wanted.length === 0 || backing === undefined) return vectors;
       const started = performance.now();
-      const values = await guarded('read', b => b.read(wanted.map(i => storeKey(keys[i]!))));
+      const values = await guarded(
+        'read',
+        b => b.read(wanted.map(i => storeKey(keys[i]!))),
+        abortSignal,
+      );
       if (values === undefined) return vectors;
       const found: { i: number; vector: Float32Array }[] = [];
       const rejected: { key: string; reason: string }[] = [];
@@ -262,9 +270,11 @@ async function withTimeout<T>(
   promise: Promise<T>,
   timeoutMs: number,
   operation: 'read' | 'write',
+  abortSignal: AbortSignal | undefined,
 ): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () =>
         reject(
@@ -276,10 +286,14 @@ async function withTimeout<T>(
         ),
       timeoutMs,
     );
+    onAbort = () => reject(abortSignal?.reason);
+    abortSignal?.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    return await Promise.race([promise, timeout]);
+    abortSignal?.throwIfAborted();
+    return await Promise.race([promise, stop]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) abortSignal?.removeEventListener('abort', onAbort);
   }
 }

@@ -250,6 +250,20 @@ describe('embedding cache on an unstorage store', () => {
     });
   });
 
+  it('stops waiting for a hanging store when the caller aborts', async () => {
+    const hanging = {
+      ...createStorage(),
+      getItems: () => new Promise(() => {}),
+    } as unknown as Storage;
+    const events: EmbeddingCacheEvent[] = [];
+    const cache = createEmbeddingCache({ store: hanging, onEvent: event => events.push(event) });
+    const controller = new AbortController();
+    const reading = cache.read({ modelId: 'm', texts: ['a'], abortSignal: controller.signal });
+    controller.abort(new Error('client went away'));
+    await expect(reading).rejects.toThrow('client went away');
+    expect(events).toEqual([]);
+  });
+
   it('rejects a store and a path together, and a store that is not unstorage', () => {
     expect(() => createEmbeddingCache({ store: createStorage(), path: 'x' })).toThrow(
       InvalidArgumentError,

@@ -219,8 +219,7 @@ export function createEmbeddingCache({
       for (const { i, vector } of found) {
         if (vector.length === expected) {
           hits++;
-          vectors[i] = vector;
-          remember(keys[i]!, vector);
+          vectors[i] = vector; // not kept in memory too: the index holds its own copy
         } else {
           rejected.push({
             key: storeKey(keys[i]!),
@@ -240,12 +239,17 @@ export function createEmbeddingCache({
       return vectors;
     },
     async write({ modelId, entries, persist = true }) {
-      const records = entries.map(({ text, vector }) => {
-        const key = embeddingCacheKey(modelId, text);
-        remember(key, vector);
-        return { key: storeKey(key), record: encodeEmbeddingRecord(modelId, vector) };
-      });
-      if (persist && records.length > 0) await guarded('write', b => b.write(records));
+      // Memory is the cache of last resort: with a file or store, tool vectors live there
+      // (and in the index), and memory keeps what must not leave the process.
+      if (!persist || backing === undefined) {
+        for (const { text, vector } of entries) remember(embeddingCacheKey(modelId, text), vector);
+        return;
+      }
+      const records = entries.map(({ text, vector }) => ({
+        key: storeKey(embeddingCacheKey(modelId, text)),
+        record: encodeEmbeddingRecord(modelId, vector),
+      }));
+      if (records.length > 0) await guarded('write', b => b.write(records));
     },
   };
 }

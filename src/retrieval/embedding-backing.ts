@@ -16,7 +16,8 @@ export interface EmbeddingBacking {
 
 // Keys per round trip: 256 vectors of 1,536 dimensions are about 2 MB.
 const STORE_BATCH = 256;
-const STORE_PARALLEL = 4;
+// Batches in flight at once: the store works on later ones while earlier ones are decoded.
+const STORE_PARALLEL = 8;
 
 /**
  * An unstorage `Storage` (Redis, Upstash, Vercel KV, Cloudflare KV, fs,

@@ -4,6 +4,7 @@ import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
+import { withStoreTimeout } from './with-store-timeout.ts';
 
 /** What the embedding cache reports: nothing here is a failure of the caller's request. */
 export type EmbeddingCacheEvent =
@@ -168,7 +169,7 @@ export function createEmbeddingCache({
   ): Promise<T | undefined> => {
     if (backing === undefined || Date.now() < skipUntil) return undefined;
     try {
-      return await withTimeout(run(backing), timeoutMs, operation, abortSignal);
+      return await withStoreTimeout({ promise: run(backing), timeoutMs, operation, abortSignal });
     } catch (cause) {
       if (abortSignal?.aborted) throw abortSignal.reason;
       skipUntil = Date.now() + retryAfterMs;
@@ -268,36 +269,4 @@ function mostCommonLength(vectors: readonly Float32Array[]): number | undefined 
 // The same normalisation unstorage applies, so keys come back as they were sent.
 function normalizeKeyPart(key: string): string {
   return key.split('?')[0]!.replace(/:+/g, ':').replace(/^:|:$/g, '');
-}
-
-async function withTimeout<T>(
-  promise: Promise<T>,
-  timeoutMs: number,
-  operation: 'read' | 'write',
-  abortSignal: AbortSignal | undefined,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new EmbeddingStoreError({
-            operation,
-            reason: 'timeout',
-            message: `no answer within ${timeoutMs} ms`,
-          }),
-        ),
-      timeoutMs,
-    );
-    onAbort = () => reject(abortSignal?.reason);
-    abortSignal?.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    abortSignal?.throwIfAborted();
-    return await Promise.race([promise, stop]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) abortSignal?.removeEventListener('abort', onAbort);
-  }
 }

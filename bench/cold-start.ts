@@ -41,7 +41,12 @@ await using fake = await startFakeOpenAI({ embeddingDimensions: 1536 });
 const redis = await startRedisServer().catch(() => undefined);
 const storeName = redis ? 'redis' : 'file';
 
-type CaseReport = { coldStartMs: number; phases: Record<string, number>; selected: string[] };
+type CaseReport = {
+  coldStartMs: number;
+  cpuMs: number;
+  phases: Record<string, number>;
+  selected: string[];
+};
 
 async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, string>) {
   const from = fake.requests.length;
@@ -110,6 +115,7 @@ for (const [mode, runs] of Object.entries(results)) {
       tools: TOOLS,
       mode,
       coldStartMs: round(coldStartMs),
+      cpuMs: round(median(runs.map(r => r.cpuMs))),
       embedCalls: median(runs.map(r => r.embedCalls)),
       embeddedTexts: median(runs.map(r => r.embeddedTexts)),
       ...(mode === 'lexical' ? {} : { store: storeName }),

@@ -115,9 +115,9 @@ for (const [mode, runs] of Object.entries(results)) {
       tools: TOOLS,
       mode,
       coldStartMs: round(coldStartMs),
-      cpuMs: round(median(runs.map(r => r.cpuMs))),
       embedCalls: median(runs.map(r => r.embedCalls)),
       embeddedTexts: median(runs.map(r => r.embeddedTexts)),
+      cpuMs: round(median(runs.map(r => r.cpuMs))),
       ...(mode === 'lexical' ? {} : { store: storeName }),
       // Ratios against hybrid-cold in this run: the whole start, and building the index alone.
       vsHybridCold: Math.round((coldStartMs / coldMs) * 100) / 100,

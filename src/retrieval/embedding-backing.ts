@@ -102,7 +102,7 @@ export function fileBacking({ path }: { path: string }): EmbeddingBacking {
     async write(entries) {
       const lines = await load().catch(() => new Map<string, unknown>());
       for (const { key, record } of entries) lines.set(key, record);
-      const text = entries.map(({ key, record }) => `${JSON.stringify({ k: key, ...record })}\n`);
+      const text = entries.map(({ key, record }) => `${JSON.stringify({ k: key, r: record })}\n`);
       // Serialise appends so concurrent batches never interleave within a line.
       writes = writes
         .catch(() => {})
@@ -118,8 +118,8 @@ export function fileBacking({ path }: { path: string }): EmbeddingBacking {
 function parseLine(line: string): { key: string; record: unknown } | undefined {
   if (line.trim() === '') return undefined;
   try {
-    const { k, ...record } = JSON.parse(line) as { k?: unknown };
-    return typeof k === 'string' ? { key: k, record } : undefined;
+    const { k, r } = JSON.parse(line) as { k?: unknown; r?: unknown };
+    return typeof k === 'string' ? { key: k, record: r } : undefined;
   } catch {
     return undefined; // a torn line from an interrupted append
   }

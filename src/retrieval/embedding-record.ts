@@ -1,27 +1,25 @@
 /**
- * What a store holds for one embedded text: the vector (base64 of its
- * little-endian float32 bytes, a quarter of the size of a JSON array) and what
- * made it, so a vector of another model or shape is never used.
+ * What a store holds for one embedded text, as one string:
+ * `aitb-emb1|<dimensions>|<model id>|<base64 of the little-endian float32 values>`.
+ * A string rather than a JSON object: unstorage passes it through untouched
+ * (JSON values go through a prototype-pollution scan and `JSON.parse`, which
+ * cost more than the rest of loading a warm index), and base64 is a quarter
+ * of the size of a JSON array of numbers. The model id and dimensions travel
+ * with the vector, so a vector of another model or shape is never used.
  */
-export type EmbeddingRecord = {
-  /** The embedder's id, e.g. `openai.embedding:text-embedding-3-small`. */
-  model: string;
-  /** Vector length. */
-  dimensions: number;
-  /** Base64 of the float32 values, little-endian. */
-  vector: string;
-};
+export type EmbeddingRecord = string;
 
 /** A decoded record, or why it cannot be used. */
 export type DecodedRecord = { vector: Float32Array } | { invalid: string };
 
+const FORMAT = 'aitb-emb1';
 // Larger than any embedding model's output; a corrupt length field stays cheap to reject.
 const MAX_DIMENSIONS = 65_536;
 
 /** Encodes a vector the embedder made. */
 export function encodeEmbeddingRecord(model: string, vector: Float32Array): EmbeddingRecord {
   const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-  return { model, dimensions: vector.length, vector: bytes.toString('base64') };
+  return `${FORMAT}|${vector.length}|${model}|${bytes.toString('base64')}`;
 }
 
 /**
@@ -33,21 +31,25 @@ export function decodeEmbeddingRecord(
   model: string,
   dimensions?: number,
 ): DecodedRecord {
-  if (typeof value !== 'object' || value === null) return { invalid: 'not a record' };
-  const record = value as Partial<EmbeddingRecord>;
-  if (record.model !== model) return { invalid: `made by ${String(record.model)}` };
-  const length = record.dimensions;
-  if (!Number.isInteger(length) || (length as number) < 1 || (length as number) > MAX_DIMENSIONS)
-    return { invalid: `bad dimensions ${String(length)}` };
+  if (typeof value !== 'string' || !value.startsWith(`${FORMAT}|`))
+    return { invalid: 'not an embedding record' };
+  const afterLength = value.indexOf('|', FORMAT.length + 1);
+  const beforeVector = value.lastIndexOf('|'); // base64 has no '|'; a model id may
+  if (afterLength < 0 || beforeVector <= afterLength) return { invalid: 'not an embedding record' };
+  const stored = value.slice(afterLength + 1, beforeVector);
+  if (stored !== model) return { invalid: `made by ${stored}` };
+  const lengthText = value.slice(FORMAT.length + 1, afterLength);
+  const length = /^\d{1,5}$/.test(lengthText) ? Number(lengthText) : Number.NaN;
+  if (!(length >= 1 && length <= MAX_DIMENSIONS))
+    return { invalid: `bad dimensions ${lengthText}` };
   if (dimensions !== undefined && length !== dimensions)
     return { invalid: `${length} dimensions, expected ${dimensions}` };
-  if (typeof record.vector !== 'string') return { invalid: 'no vector' };
-  const byteLength = Buffer.byteLength(record.vector, 'base64');
-  if (byteLength !== (length as number) * 4)
-    return { invalid: `${byteLength} bytes for ${length} dimensions` };
+  const base64 = value.slice(beforeVector + 1);
+  const byteLength = Buffer.byteLength(base64, 'base64');
+  if (byteLength !== length * 4) return { invalid: `${byteLength} bytes for ${length} dimensions` };
   // Decoded straight into the vector's own memory: no intermediate Buffer to copy from.
-  const vector = new Float32Array(length as number);
-  if (Buffer.from(vector.buffer).write(record.vector, 'base64') !== byteLength)
+  const vector = new Float32Array(length);
+  if (Buffer.from(vector.buffer).write(base64, 'base64') !== byteLength)
     return { invalid: 'not base64' };
   let sum = 0;
   for (let i = 0; i < vector.length; i++) sum += (vector[i] as number) * (vector[i] as number);

@@ -127,7 +127,7 @@ describe('embedding cache on an unstorage store', () => {
     const keys = await store.getKeys();
     expect(keys).toHaveLength(30);
     const text = toolEmbeddingText(tools[0]!);
-    expect(await store.getItem(storeKey(text))).toMatchObject({ model: MODEL, dimensions: 64 });
+    expect(await store.getItem(storeKey(text))).toMatch(`aitb-emb1|64|${MODEL}|`);
 
     const { model, index, events } = indexOn(store);
     await index.upsert(tools);
@@ -153,20 +153,18 @@ describe('embedding cache on an unstorage store', () => {
       storeKey(texts[0]!),
       encodeEmbeddingRecord(MODEL, new Float32Array(32).fill(1)),
     );
-    await store.setItem(storeKey(texts[1]!), {
-      ...encodeEmbeddingRecord('other:model', new Float32Array(64).fill(1)),
-    });
-    await store.setItem(storeKey(texts[2]!), { model: MODEL, dimensions: 64, vector: 'AAAA' });
+    await store.setItem(
+      storeKey(texts[1]!),
+      encodeEmbeddingRecord('other:model', new Float32Array(64).fill(1)),
+    );
+    await store.setItem(storeKey(texts[2]!), `aitb-emb1|64|${MODEL}|AAAA`);
     await store.setItem(
       storeKey(texts[3]!),
       encodeEmbeddingRecord(MODEL, new Float32Array(64).fill(Number.NaN)),
     );
-    await store.setItem(storeKey(texts[4]!), 'not a record');
+    await store.setItem(storeKey(texts[4]!), { model: MODEL, dimensions: 64, vector: 'AAAA' });
     const good = encodeEmbeddingRecord(MODEL, new Float32Array(64).fill(1));
-    await store.setItem(storeKey(texts[5]!), {
-      ...good,
-      vector: `${good.vector.slice(0, 9)}!${good.vector.slice(10)}`,
-    });
+    await store.setItem(storeKey(texts[5]!), `${good.slice(0, 60)}!${good.slice(61)}`);
 
     const { model, index, events } = indexOn(store);
     await index.upsert(tools);
@@ -178,12 +176,12 @@ describe('embedding cache on an unstorage store', () => {
         'made by other:model',
         '3 bytes for 64 dimensions',
         'NaN or Infinity in the vector',
-        'not a record',
+        'not an embedding record',
         'not base64',
       ].sort(),
     );
     for (const text of texts)
-      expect(await store.getItem(storeKey(text))).toMatchObject({ model: MODEL, dimensions: 64 });
+      expect(await store.getItem(storeKey(text))).toMatch(`aitb-emb1|64|${MODEL}|`);
     expect((await index.search('alpha widgets', { topK: 1 }))[0]?.name).toBe('tool_0');
   });
 
@@ -201,9 +199,9 @@ describe('embedding cache on an unstorage store', () => {
     expect(hit?.name).toBe('tool_9');
     // The query's own 64-dimension vector showed the stored 16 were stale: all re-embedded once.
     expect(embeddedCount(model)).toBe(31);
-    expect(await store.getItem(storeKey(toolEmbeddingText(tools[0]!)))).toMatchObject({
-      dimensions: 64,
-    });
+    expect(await store.getItem(storeKey(toolEmbeddingText(tools[0]!)))).toMatch(
+      `aitb-emb1|64|${MODEL}|`,
+    );
   });
 
   it('embeds again when the store fails or hangs, reports it, and rests the store', async () => {

@@ -153,7 +153,7 @@ describeRedis('embedding store on redis-server', () => {
       key,
       reason: '32 dimensions, expected 64',
     });
-    expect(await store.getItem(key)).toMatchObject({ model: MODEL, dimensions: 64 });
+    expect(await store.getItem(key)).toMatch(`aitb-emb1|64|${MODEL}|`);
   }, 30_000);
 
   it('keeps selecting when Redis stops mid-way, and reports the store error', async () => {

@@ -23,6 +23,8 @@ describe('package entry', () => {
     const seen: string[] = JSON.parse(stdout);
     expect(seen.length).toBeGreaterThan(10); // the probe did see the graph
     expect(seen.filter(s => /dockerode|child_process|docker-modem/.test(s))).toEqual([]);
+    // The embedding store is an unstorage Storage the app passes in: no driver (ioredis, fs) at load.
+    expect(seen.filter(s => /unstorage|ioredis/.test(s))).toEqual([]);
   });
 
   it('exports only error classes that follow the marker pattern', () => {
@@ -34,6 +36,8 @@ describe('package entry', () => {
       DimensionMismatchError: () =>
         new root.DimensionMismatchError({ expected: 2, actual: 3, context: 'c' }),
       DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
+      EmbeddingStoreError: () =>
+        new root.EmbeddingStoreError({ operation: 'read', reason: 'timeout', message: 'm' }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),

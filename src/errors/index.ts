@@ -3,6 +3,7 @@ export { CodeTooLargeError } from './code-too-large-error.ts';
 export { DimensionMismatchError } from './dimension-mismatch-error.ts';
 export { DockerTimeoutError } from './docker-timeout-error.ts';
 export { DuplicateToolError } from './duplicate-tool-error.ts';
+export { EmbeddingStoreError } from './embedding-store-error.ts';
 export { InvalidArgumentError } from './invalid-argument-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';
 export { McpPaginationError } from './mcp-pagination-error.ts';

@@ -28,6 +28,11 @@ export type ToolSelectionEvent = {
   ms: number;
   /** Set when retrieval did not run: no query, or a catalog small enough to send whole. */
   fallback?: 'no-query' | 'small-catalog';
+  /**
+   * How the index ranks: `hybrid` (lexical + embeddings), `dense`, or `lexical`
+   * (no embedding model configured: weaker on paraphrases like "rain" for "weather").
+   */
+  retrieval: 'lexical' | 'dense' | 'hybrid';
 };
 
 /** Options shared by the middleware, the strict `prepareStep` and `search`. */
@@ -171,6 +176,7 @@ export class ToolSelector {
       dropped: tools.length - selected.length,
       ms: performance.now() - started,
       ...(fallback ? { fallback } : {}),
+      retrieval: this.index.retrieval,
     };
     this.onSelect?.(event);
     return { ...event, names: new Set(selected.map(tool => tool.name)) };

@@ -1,5 +1,11 @@
 import type { EmbeddingModel } from 'ai';
-import { type EmbeddingCache, createEmbeddingCache } from './embedding-cache.ts';
+import type { Storage } from 'unstorage';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import {
+  type EmbeddingCache,
+  type EmbeddingCacheEvent,
+  createEmbeddingCache,
+} from './embedding-cache.ts';
 import { type Embedder, createEmbedder } from './embedder.ts';
 import type { FusionOptions } from './fusion.ts';
 import type { Bm25fOptions } from './lexical-index.ts';
@@ -16,10 +22,19 @@ export type CreateToolIndexOptions = {
   /** A custom embedder instead of `embeddingModel`. */
   embedder?: Embedder;
   /**
-   * Where embeddings are remembered: a cache object, or a file path so a
-   * restart does not re-embed the catalog. In memory by default.
+   * A key-value store shared by every process and replica, so a cold start
+   * re-embeds only tools it has never seen: any unstorage `Storage` (Redis,
+   * Upstash, Vercel KV, Cloudflare KV, fs, memory...). Keys start with
+   * `ai-toolbelt:embeddings:`; the same store can hold the app's other data.
+   */
+  store?: Storage;
+  /**
+   * Instead of `store`: a JSON-lines file path (a restart re-embeds nothing),
+   * or a cache from `createEmbeddingCache` for more settings. In memory by default.
    */
   cache?: EmbeddingCache | string;
+  /** Store reads, rejected entries and store failures (the index embeds again meanwhile). */
+  onCacheEvent?: (event: EmbeddingCacheEvent) => void;
   /** `hybrid` (default with a model), `dense`, or `lexical` (default without). */
   retrieval?: 'lexical' | 'dense' | 'hybrid';
   /** How lexical and dense rankings are fused (convex combination by default). */
@@ -37,7 +52,13 @@ export type CreateToolIndexOptions = {
  * import { createToolIndex } from 'ai-toolbelt';
  * import { openai } from '@ai-sdk/openai';
  *
- * const index = createToolIndex({ embeddingModel: openai.embedding('text-embedding-3-small'), cache: '.cache/embeddings.jsonl' });
+ * import { createStorage } from 'unstorage';
+ * import redisDriver from 'unstorage/drivers/redis';
+ *
+ * const index = createToolIndex({
+ *   embeddingModel: openai.embedding('text-embedding-3-small'),
+ *   store: createStorage({ driver: redisDriver({ url: process.env.REDIS_URL }) }),
+ * });
  * await index.upsert(tools);
  * const hits = await index.search('chart last quarter revenue', { topK: 5 });
  * ```
@@ -45,12 +66,27 @@ export type CreateToolIndexOptions = {
 export function createToolIndex({
   embeddingModel,
   embedder,
+  store,
   cache,
+  onCacheEvent,
   retrieval,
   fusion,
   bm25,
 }: CreateToolIndexOptions = {}): ToolIndex {
-  const resolvedCache = typeof cache === 'string' ? createEmbeddingCache({ path: cache }) : cache;
+  if (store !== undefined && cache !== undefined) {
+    throw new InvalidArgumentError({
+      argument: 'cache',
+      value: cache,
+      message: 'give either `store` or `cache`, not both',
+    });
+  }
+  const events = onCacheEvent ? { onEvent: onCacheEvent } : {};
+  const resolvedCache =
+    store !== undefined
+      ? createEmbeddingCache({ store, ...events })
+      : typeof cache === 'string'
+        ? createEmbeddingCache({ path: cache, ...events })
+        : (cache ?? (onCacheEvent ? createEmbeddingCache(events) : undefined));
   const resolvedEmbedder =
     embedder ??
     (embeddingModel !== undefined

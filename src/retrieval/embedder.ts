@@ -1,12 +1,24 @@
 import { embedMany, type EmbeddingModel } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { type EmbeddingCache, createEmbeddingCache, embeddingCacheKey } from './embedding-cache.ts';
+import { type EmbeddingCache, createEmbeddingCache } from './embedding-cache.ts';
+
+/** Options of {@link Embedder.embed}. */
+export type EmbedOptions = {
+  abortSignal?: AbortSignal;
+  /**
+   * `tool` (default): catalog texts, remembered in the shared store. `query`:
+   * user text, remembered in memory only, so it never reaches the store.
+   */
+  purpose?: 'tool' | 'query';
+  /** Embed again even when a vector is cached (the stored ones turned out stale). */
+  refresh?: boolean;
+};
 
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
   /** Identifies the model; part of every cache key. */
   readonly id: string;
-  embed(texts: readonly string[], options?: { abortSignal?: AbortSignal }): Promise<Float32Array[]>;
+  embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
 }
 
 /** Options of {@link createEmbedder}. */
@@ -24,7 +36,8 @@ export type CreateEmbedderOptions = {
 /**
  * Wraps an AI SDK embedding model: identical texts are embedded once, cached
  * texts not at all, and the rest go through `embedMany`, which splits them by
- * the model's `maxEmbeddingsPerCall`.
+ * the model's `maxEmbeddingsPerCall`. The model's own output fixes the vector
+ * length: a cached vector of another length is embedded again and replaced.
  *
  * @example
  * ```ts
@@ -39,11 +52,38 @@ export function createEmbedder({
   maxRetries = 2,
 }: CreateEmbedderOptions): Embedder {
   const id = modelId(model);
+  // The vector length: the model's own output decides; stored vectors only suggest one.
+  let dimensions: number | undefined;
+
+  // One request per group, `maxParallelCalls` at a time: groups respect both the model's
+  // own input limit and a token budget (OpenAI rejects requests over 300,000 tokens).
+  const embedFresh = async (values: string[], abortSignal: AbortSignal | undefined) => {
+    const perCall = typeof model === 'string' ? undefined : await model.maxEmbeddingsPerCall;
+    const groups = groupTexts(values, perCall ?? Number.POSITIVE_INFINITY);
+    const vectors: Float32Array[][] = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < groups.length) {
+        const at = next++;
+        const { embeddings } = await embedMany({
+          model,
+          values: groups[at] as string[],
+          ...(abortSignal ? { abortSignal } : {}),
+          maxParallelCalls,
+          maxRetries,
+        });
+        vectors[at] = embeddings.map(embedding => Float32Array.from(embedding));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(maxParallelCalls, groups.length) }, worker));
+    return vectors.flat();
+  };
+
   return {
     id,
-    async embed(texts, { abortSignal } = {}) {
+    async embed(texts, { abortSignal, purpose = 'tool', refresh = false } = {}) {
       abortSignal?.throwIfAborted();
-      const keys = texts.map((text, i) => {
+      texts.forEach((text, i) => {
         if (typeof text !== 'string') {
           throw new InvalidArgumentError({
             argument: `texts[${i}]`,
@@ -51,35 +91,69 @@ export function createEmbedder({
             message: 'expected a string',
           });
         }
-        return embeddingCacheKey(id, text);
       });
-      const found = new Map<string, Float32Array>();
-      const missing = new Map<string, string>(); // key -> text, de-duplicated
-      for (let i = 0; i < texts.length; i++) {
-        const key = keys[i] as string;
-        if (found.has(key) || missing.has(key)) continue;
-        const cached = await cache.get(key);
-        if (cached !== undefined) found.set(key, cached);
-        else missing.set(key, texts[i] as string);
-      }
-      if (missing.size > 0) {
-        const { embeddings } = await embedMany({
-          model,
-          values: [...missing.values()],
-          abortSignal,
-          maxParallelCalls,
-          maxRetries,
+      const persist = purpose === 'tool';
+      const unique = [...new Set(texts)];
+      const vectors = refresh
+        ? unique.map(() => undefined)
+        : await cache.read({
+            modelId: id,
+            texts: unique,
+            persist,
+            ...(dimensions !== undefined ? { dimensions } : {}),
+            ...(abortSignal ? { abortSignal } : {}),
+          });
+      let missing = unique.filter((_, i) => vectors[i] === undefined);
+      const fresh = new Map<string, Float32Array>();
+      if (missing.length > 0) {
+        (await embedFresh(missing, abortSignal)).forEach((v, i) => fresh.set(missing[i]!, v));
+        dimensions = fresh.values().next().value?.length ?? dimensions;
+        // Cached vectors of another length than the model's own are stale: embed them too.
+        missing = unique.filter((_, i) => {
+          const v = vectors[i];
+          return v !== undefined && v.length !== dimensions;
         });
-        const entries = [...missing.keys()].map((key, i) => ({
-          key,
-          vector: Float32Array.from(embeddings[i] as number[]),
-        }));
-        for (const { key, vector } of entries) found.set(key, vector);
-        await cache.set(entries);
+        if (missing.length > 0)
+          (await embedFresh(missing, abortSignal)).forEach((v, i) => fresh.set(missing[i]!, v));
+        await cache.write({
+          modelId: id,
+          entries: [...fresh].map(([text, vector]) => ({ text, vector })),
+          persist,
+        });
+      } else if (dimensions === undefined) {
+        dimensions = vectors.find(v => v !== undefined)?.length;
       }
-      return keys.map(key => found.get(key) as Float32Array);
+      const byText = new Map<string, Float32Array>();
+      unique.forEach((text, i) =>
+        byText.set(text, fresh.get(text) ?? (vectors[i] as Float32Array)),
+      );
+      return texts.map(text => byText.get(text) as Float32Array);
     },
   };
+}
+
+// About 200,000 tokens of English (3+ characters a token): well inside OpenAI's
+// 300,000-token limit per embeddings request.
+const MAX_CHARS_PER_CALL = 600_000;
+
+function groupTexts(values: readonly string[], maxTexts: number): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let chars = 0;
+  for (const value of values) {
+    if (
+      group.length > 0 &&
+      (group.length >= maxTexts || chars + value.length > MAX_CHARS_PER_CALL)
+    ) {
+      groups.push(group);
+      group = [];
+      chars = 0;
+    }
+    group.push(value);
+    chars += value.length;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 function modelId(model: EmbeddingModel): string {

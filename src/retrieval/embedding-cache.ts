@@ -1,111 +1,272 @@
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import type { Storage } from 'unstorage';
+import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
+import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
+import { withStoreTimeout } from './with-store-timeout.ts';
+
+/** What the embedding cache reports: nothing here is a failure of the caller's request. */
+export type EmbeddingCacheEvent =
+  /** The store or file was read for a batch of texts. */
+  | {
+      type: 'read';
+      source: 'file' | 'store';
+      /** Texts asked for. */
+      texts: number;
+      /** Usable vectors found. */
+      hits: number;
+      /** Entries found but rejected (see `invalid-entry`). */
+      invalid: number;
+      ms: number;
+    }
+  /** A stored vector was not used (another model, shape or corrupt); it is embedded again and replaced. */
+  | { type: 'invalid-entry'; key: string; reason: string }
+  /**
+   * The store failed or timed out; the texts are embedded again. The store is
+   * left alone for `retryAfterMs`, then tried again.
+   */
+  | { type: 'store-error'; source: 'file' | 'store'; error: EmbeddingStoreError };
+
+/** One lookup of {@link EmbeddingCache.read}. */
+export type EmbeddingCacheRead = {
+  /** The embedder's id; part of every key, and checked against each stored vector. */
+  modelId: string;
+  texts: readonly string[];
+  /** Expected vector length when known; other lengths are rejected. */
+  dimensions?: number;
+  /** Also look in the file or store (tool texts); `false` stays in memory (user queries). */
+  persist?: boolean;
+  /** Stops waiting for the store (the read then throws the signal's reason). */
+  abortSignal?: AbortSignal;
+};
+
+/** One store of {@link EmbeddingCache.write}. */
+export type EmbeddingCacheWrite = {
+  modelId: string;
+  entries: readonly { text: string; vector: Float32Array }[];
+  /** Also write to the file or store; `false` keeps them in memory (user queries never leave the process). */
+  persist?: boolean;
+};
 
 /**
- * Where embeddings are remembered, keyed by {@link embeddingCacheKey}.
- * Implement it to share a cache across processes (Redis, a KV store).
+ * Where embeddings are remembered: memory in front of an optional shared
+ * store. Create one with {@link createEmbeddingCache}; implement it to plug
+ * in something else.
  */
 export interface EmbeddingCache {
-  get(key: string): Promise<Float32Array | undefined> | Float32Array | undefined;
-  set(entries: readonly { key: string; vector: Float32Array }[]): Promise<void> | void;
+  /** Vectors for `texts` (same order), `undefined` where none is known or usable. */
+  read(request: EmbeddingCacheRead): Promise<(Float32Array | undefined)[]>;
+  /** Remembers vectors the model just made. Never throws for a failing store. */
+  write(request: EmbeddingCacheWrite): Promise<void>;
 }
 
 /** Options of {@link createEmbeddingCache}. */
 export type EmbeddingCacheOptions = {
   /**
-   * A file to persist embeddings in (JSON lines, appended), so a restart does
-   * not re-embed the catalog. Memory only when omitted.
+   * A key-value store shared by processes and replicas: any unstorage
+   * `Storage` (Redis, Upstash, Vercel KV, Cloudflare KV, fs, memory...).
    */
+  store?: Storage;
+  /** Key prefix in `store`, so one store can hold other data too. */
+  prefix?: string;
+  /** Instead of a store: a JSON-lines file (read once, appended to). */
   path?: string;
-  /** Most entries kept in memory; the oldest are evicted first. */
+  /** Most vectors kept in memory; the least recently used are dropped first. */
   maxEntries?: number;
+  /** Longest wait for one store or file operation before embedding instead. */
+  timeoutMs?: number;
+  /** After a store failure, how long to embed without trying the store. */
+  retryAfterMs?: number;
+  /** Expiry of stored vectors (drivers with TTL support); they never expire by default. */
+  ttlSeconds?: number;
+  /** Reads, rejected entries and store failures, for logs and metrics. */
+  onEvent?: (event: EmbeddingCacheEvent) => void;
 };
 
+/** The default key prefix in a shared store. */
+export const EMBEDDING_STORE_PREFIX = 'ai-toolbelt:embeddings';
+
 /**
- * The cache key of one text for one model: a SHA-256 of both, so changing the
- * model never serves vectors of another.
+ * The key of one text for one model: the model id (made key-safe) and a
+ * SHA-256 of the text, e.g. `openai.embedding:text-embedding-3-small:3q2-7w...`.
  */
 export function embeddingCacheKey(modelId: string, text: string): string {
-  return createHash('sha256').update(modelId).update('\0').update(text).digest('base64url');
+  const model = normalizeKeyPart(modelId.replace(/[^\w.:-]+/g, '_'));
+  return `${model}:${createHash('sha256').update(text).digest('base64url')}`;
 }
 
 /**
- * An in-memory embedding cache, optionally persisted to a file. A torn last
- * line (a crash mid-append) is ignored on load, not fatal.
+ * An embedding cache: vectors in memory, and optionally in a shared store or
+ * a file so a cold start (a new process, replica or serverless instance)
+ * re-embeds only tools it has never seen. Stored vectors are checked (model,
+ * dimensions, finite values) before use; a store that fails or is slow is
+ * reported through `onEvent` and the texts are embedded again.
  *
  * @example
  * ```ts
- * const cache = createEmbeddingCache({ path: '.cache/embeddings.jsonl' });
+ * import { createStorage } from 'unstorage';
+ * import redisDriver from 'unstorage/drivers/redis';
+ *
+ * const cache = createEmbeddingCache({
+ *   store: createStorage({ driver: redisDriver({ url: process.env.REDIS_URL }) }),
+ *   onEvent: event => event.type === 'store-error' && console.warn(event.error.message),
+ * });
  * const index = createToolIndex({ embeddingModel: openai.embedding('text-embedding-3-small'), cache });
  * ```
  */
 export function createEmbeddingCache({
+  store,
+  prefix = EMBEDDING_STORE_PREFIX,
   path,
-  maxEntries = 100_000,
+  maxEntries = 10_000,
+  timeoutMs = 5_000,
+  retryAfterMs = 30_000,
+  ttlSeconds,
+  onEvent = () => {},
 }: EmbeddingCacheOptions = {}): EmbeddingCache {
+  if (store !== undefined && path !== undefined) {
+    throw new InvalidArgumentError({
+      argument: 'path',
+      value: path,
+      message: 'give either a store or a file path, not both',
+    });
+  }
+  if (store !== undefined && (typeof store !== 'object' || typeof store.getItems !== 'function')) {
+    throw new InvalidArgumentError({
+      argument: 'store',
+      value: store,
+      message: 'expected an unstorage Storage (createStorage({ driver }))',
+    });
+  }
+  const backing: EmbeddingBacking | undefined = store
+    ? storeBacking({ storage: store, ttlSeconds })
+    : path !== undefined
+      ? fileBacking({ path })
+      : undefined;
+  const base = store ? normalizeKeyPart(prefix.replace(/[/\\]/g, ':')) : '';
+  const storeKey = (key: string): string => (base === '' ? key : `${base}:${key}`);
   const memory = new Map<string, Float32Array>();
-  let loaded: Promise<void> | undefined;
-  let writes: Promise<void> = Promise.resolve();
+  let skipUntil = 0;
 
+  const report = (event: EmbeddingCacheEvent): void => {
+    try {
+      onEvent(event);
+    } catch {
+      // A throwing listener must not turn a cache event into a failed request.
+    }
+  };
   const remember = (key: string, vector: Float32Array): void => {
     memory.delete(key);
     memory.set(key, vector);
     if (memory.size > maxEntries) memory.delete(memory.keys().next().value as string);
   };
-
-  const load = (): Promise<void> => {
-    if (path === undefined) return Promise.resolve();
-    loaded ??= readFile(/* turbopackIgnore: true */ path, 'utf8').then(
-      text => {
-        for (const line of text.split('\n')) {
-          const entry = parseLine(line);
-          if (entry !== undefined) remember(entry.key, entry.vector);
-        }
-      },
-      (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      },
-    );
-    return loaded;
+  // Runs one store operation; a failure is an event, and the store rests for a while.
+  const guarded = async <T>(
+    operation: 'read' | 'write',
+    run: (backing: EmbeddingBacking) => Promise<T>,
+    abortSignal?: AbortSignal,
+  ): Promise<T | undefined> => {
+    if (backing === undefined || Date.now() < skipUntil) return undefined;
+    try {
+      return await withStoreTimeout({ promise: run(backing), timeoutMs, operation, abortSignal });
+    } catch (cause) {
+      if (abortSignal?.aborted) throw abortSignal.reason;
+      skipUntil = Date.now() + retryAfterMs;
+      const error = EmbeddingStoreError.isInstance(cause)
+        ? cause
+        : new EmbeddingStoreError({
+            operation,
+            reason: 'failed',
+            message: cause instanceof Error ? cause.message : String(cause),
+            cause,
+          });
+      report({ type: 'store-error', source: backing.kind, error });
+      return undefined;
+    }
   };
 
   return {
-    async get(key) {
-      await load();
-      return memory.get(key);
-    },
-    async set(entries) {
-      await load();
-      for (const { key, vector } of entries) remember(key, vector);
-      if (path === undefined || entries.length === 0) return;
-      const lines = entries.map(({ key, vector }) => formatLine(key, vector)).join('');
-      // Serialise appends so concurrent batches never interleave within a line.
-      writes = writes.then(async () => {
-        await mkdir(dirname(path), { recursive: true });
-        await appendFile(path, lines);
+    async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
+      const keys = texts.map(text => embeddingCacheKey(modelId, text));
+      const vectors = keys.map(key => {
+        const vector = memory.get(key);
+        if (vector !== undefined) remember(key, vector);
+        return vector !== undefined && (dimensions === undefined || vector.length === dimensions)
+          ? vector
+          : undefined;
       });
-      await writes;
+      const wanted = keys.flatMap((key, i) => (vectors[i] === undefined ? [i] : []));
+      if (!persist || wanted.length === 0 || backing === undefined) return vectors;
+      const started = performance.now();
+      const values = await guarded(
+        'read',
+        b => b.read(wanted.map(i => storeKey(keys[i]!))),
+        abortSignal,
+      );
+      if (values === undefined) return vectors;
+      const found: { i: number; vector: Float32Array }[] = [];
+      const rejected: { key: string; reason: string }[] = [];
+      values.forEach((value, j) => {
+        if (value === undefined) return;
+        const i = wanted[j] as number;
+        const decoded = decodeEmbeddingRecord(value, modelId, dimensions);
+        if ('vector' in decoded) found.push({ i, vector: decoded.vector });
+        else rejected.push({ key: storeKey(keys[i]!), reason: decoded.invalid });
+      });
+      // Without a known length, the batch's most common one wins: one odd vector is an outlier.
+      const expected = dimensions ?? mostCommonLength(found.map(({ vector }) => vector));
+      let hits = 0;
+      for (const { i, vector } of found) {
+        if (vector.length === expected) {
+          hits++;
+          vectors[i] = vector; // not kept in memory too: the index holds its own copy
+        } else {
+          rejected.push({
+            key: storeKey(keys[i]!),
+            reason: `${vector.length} dimensions, expected ${expected}`,
+          });
+        }
+      }
+      for (const entry of rejected) report({ type: 'invalid-entry', ...entry });
+      report({
+        type: 'read',
+        source: backing.kind,
+        texts: wanted.length,
+        hits,
+        invalid: rejected.length,
+        ms: performance.now() - started,
+      });
+      return vectors;
+    },
+    async write({ modelId, entries, persist = true }) {
+      // Memory is the cache of last resort: with a file or store, tool vectors live there
+      // (and in the index), and memory keeps what must not leave the process.
+      if (!persist || backing === undefined) {
+        for (const { text, vector } of entries) remember(embeddingCacheKey(modelId, text), vector);
+        return;
+      }
+      const records = entries.map(({ text, vector }) => ({
+        key: storeKey(embeddingCacheKey(modelId, text)),
+        record: encodeEmbeddingRecord(modelId, vector),
+      }));
+      if (records.length > 0) await guarded('write', b => b.write(records));
     },
   };
 }
 
-function formatLine(key: string, vector: Float32Array): string {
-  const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-  return `${JSON.stringify({ k: key, v: bytes.toString('base64') })}\n`;
+function mostCommonLength(vectors: readonly Float32Array[]): number | undefined {
+  const counts = new Map<number, number>();
+  let best: number | undefined;
+  for (const { length } of vectors) {
+    const count = (counts.get(length) ?? 0) + 1;
+    counts.set(length, count);
+    if (best === undefined || count > (counts.get(best) as number)) best = length;
+  }
+  return best;
 }
 
-function parseLine(line: string): { key: string; vector: Float32Array } | undefined {
-  if (line.trim() === '') return undefined;
-  try {
-    const { k, v } = JSON.parse(line) as { k?: unknown; v?: unknown };
-    if (typeof k !== 'string' || typeof v !== 'string') return undefined;
-    const bytes = Buffer.from(v, 'base64');
-    if (bytes.byteLength % 4 !== 0) return undefined;
-    const vector = new Float32Array(bytes.byteLength / 4);
-    new Uint8Array(vector.buffer).set(bytes);
-    return { key: k, vector };
-  } catch {
-    return undefined; // a torn line from an interrupted append
-  }
+// The same normalisation unstorage applies, so keys come back as they were sent.
+function normalizeKeyPart(key: string): string {
+  return key.split('?')[0]!.replace(/:+/g, ':').replace(/^:|:$/g, '');
 }

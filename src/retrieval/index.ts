@@ -2,11 +2,21 @@ export { readEvalQueries, readToolCatalog, type EvalQuery } from './catalog-file
 export { createToolIndex, type CreateToolIndexOptions } from './create-tool-index.ts';
 export {
   createEmbeddingCache,
+  EMBEDDING_STORE_PREFIX,
   embeddingCacheKey,
   type EmbeddingCache,
+  type EmbeddingCacheEvent,
   type EmbeddingCacheOptions,
+  type EmbeddingCacheRead,
+  type EmbeddingCacheWrite,
 } from './embedding-cache.ts';
-export { createEmbedder, type CreateEmbedderOptions, type Embedder } from './embedder.ts';
+export type { EmbeddingRecord } from './embedding-record.ts';
+export {
+  createEmbedder,
+  type CreateEmbedderOptions,
+  type EmbedOptions,
+  type Embedder,
+} from './embedder.ts';
 export {
   evaluateRetrieval,
   type EvaluateRetrievalOptions,

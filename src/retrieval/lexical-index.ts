@@ -29,6 +29,9 @@ export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<FieldName, FieldWeight>> = {
 
 const FIELD_COUNT = FIELD_NAMES.length;
 
+/** A tool's tokens per field (in `FIELD_NAMES` order), from {@link LexicalIndex.analyze}. */
+export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] };
+
 /** Per-term weights of a query, e.g. from {@link LexicalIndex.queryTerms}. */
 export type TermWeights = Map<string, number>;
 
@@ -62,13 +65,21 @@ export class LexicalIndex {
     return this.docTerms.size;
   }
 
-  /** Indexes (or re-indexes) the tool in `slot`. */
-  set(slot: number, fields: ToolFields): void {
+  /**
+   * Tokenises a tool's fields: the slow, pure half of {@link set}, which
+   * callers can run ahead (e.g. while embeddings load) without touching the index.
+   */
+  analyze(fields: ToolFields): AnalyzedFields {
+    return { tokens: FIELD_NAMES.map(field => tokenize(fields[field])) };
+  }
+
+  /** Indexes (or re-indexes) the tool in `slot`, from its fields or their {@link analyze} result. */
+  set(slot: number, fields: ToolFields | AnalyzedFields): void {
+    const { tokens: perField } = 'tokens' in fields ? fields : this.analyze(fields);
     this.delete(slot);
     const lengths = new Float32Array(FIELD_COUNT);
     const terms = new Set<string>();
-    FIELD_NAMES.forEach((field, f) => {
-      const tokens = tokenize(fields[field]);
+    perField.forEach((tokens, f) => {
       lengths[f] = tokens.length;
       this.totalLengths[f] = (this.totalLengths[f] as number) + tokens.length;
       for (const token of tokens) {

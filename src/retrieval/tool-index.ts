@@ -2,7 +2,7 @@ import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { Embedder } from './embedder.ts';
 import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
-import { type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
+import { type AnalyzedFields, type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
 import { distinctNeeds, mergeNeeds } from './multi-need.ts';
 import { toolFields, validateToolDescriptor } from './tool-fields.ts';
 import { toolEmbeddingText, toolHash } from './tool-text.ts';
@@ -33,6 +33,14 @@ type Entry = { slot: number; tool: ToolDescriptor; hash: string };
 // the multi-need merge; deeper pools change nothing measurable.
 const MIN_POOL = 50;
 
+// Tools tokenised between yields to the event loop during an upsert.
+const ANALYZE_SLICE = 200;
+
+const yieldToEventLoop = (): Promise<void> =>
+  new Promise(resolve =>
+    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
+  );
+
 /**
  * A searchable catalog of tools. Upserts re-embed only tools whose content
  * changed; searches run a lexical (BM25F) channel, a dense channel, or both
@@ -51,7 +59,8 @@ export class ToolIndex {
   private readonly slotNames: (string | undefined)[] = [];
   private readonly freeSlots: number[] = [];
   private readonly lexical: LexicalIndex | undefined;
-  private readonly vectors: VectorIndex | undefined;
+  private vectors: VectorIndex | undefined;
+  private rebuilding: Promise<void> | undefined;
   private readonly embedder: Embedder | undefined;
   private readonly fusion: FusionOptions;
   private changes = 0;
@@ -141,12 +150,23 @@ export class ToolIndex {
       else changed.push({ tool, hash });
     });
 
-    const vectors = this.embedder
-      ? await this.embedder.embed(
-          changed.map(({ tool }) => toolEmbeddingText(tool)),
-          { abortSignal },
-        )
-      : [];
+    const embedding = this.embedder?.embed(
+      changed.map(({ tool }) => toolEmbeddingText(tool)),
+      { abortSignal },
+    );
+    // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
+    embedding?.catch(() => {});
+    // Tokenising is CPU work: done while the embedder waits on its store or model, it
+    // costs no extra time. Yielding now and then lets that I/O make progress.
+    const analyzed: (AnalyzedFields | undefined)[] = [];
+    for (let i = 0; i < changed.length; i++) {
+      if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
+      analyzed.push(
+        this.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
+      );
+    }
+    const vectors = embedding ? await embedding : [];
+    if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
     this.vectors?.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
@@ -155,7 +175,7 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.lexical?.set(slot, toolFields(tool));
+      this.lexical?.set(slot, analyzed[i] as AnalyzedFields);
       if (this.vectors) this.vectors.set(slot, vectors[i] as Float32Array);
       (existing ? result.updated : result.added).push(tool.name);
     });
@@ -214,7 +234,11 @@ export class ToolIndex {
     const accept = this.acceptor(filter);
     const needs = mode === 'multi' ? distinctNeeds(query, this.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
-    const queryVectors = this.embedder ? await this.embedder.embed(queries, { abortSignal }) : [];
+    const queryVectors = this.embedder
+      ? await this.embedder.embed(queries, { abortSignal, purpose: 'query' })
+      : [];
+    if (queryVectors.length > 0)
+      await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
     const pool = Math.max(k, MIN_POOL);
     const rankings = queries.map((text, i) => this.rank(text, queryVectors[i], pool, accept));
     const merged = rankings.length > 1 ? mergeNeeds(rankings, k) : (rankings[0] ?? []).slice(0, k);
@@ -226,6 +250,30 @@ export class ToolIndex {
         ...(tool.server !== undefined ? { server: tool.server } : {}),
       };
     });
+  }
+
+  /**
+   * The model's own output decides the vector length. Vectors indexed from a
+   * store can disagree (the model's settings changed under the same id): then
+   * every indexed tool is embedded again, once, instead of failing each search.
+   */
+  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
+    const indexed = this.vectors?.dimensions;
+    const embedder = this.embedder;
+    if (indexed === undefined || indexed === vector.length || embedder === undefined) return;
+    this.rebuilding ??= (async () => {
+      const entries = [...this.entries.values()];
+      const fresh = await embedder.embed(
+        entries.map(({ tool }) => toolEmbeddingText(tool)),
+        { refresh: true, ...(abortSignal ? { abortSignal } : {}) },
+      );
+      const vectors = new VectorIndex();
+      vectors.reserve(this.slotNames.length);
+      entries.forEach(({ slot }, i) => vectors.set(slot, fresh[i] as Float32Array));
+      this.vectors = vectors;
+      this.changes++;
+    })().finally(() => (this.rebuilding = undefined));
+    await this.rebuilding;
   }
 
   private rank(

@@ -37,6 +37,9 @@ describe('without a model and without Docker', () => {
       .poll(app.output)
       .toContain('[model] No language model is configured. Set OPENAI_API_KEY');
     await expect.poll(app.output).toMatch(/\[python\] disabled: Cannot reach the Docker engine/);
+    expect(app.output()).toContain(
+      '[retrieval] lexical: no embedding model (none: set OPENAI_API_KEY',
+    );
 
     const health = await (await fetch(`${url}/healthz`)).json();
     expect(health.python.enabled).toBe(false);
@@ -79,6 +82,17 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     const response = await fetch(`${app.ready[1]}/api/chat`, chatRequest(QUESTION));
     expect(response.status).toBe(200);
     const chunks = await readUIChunks(response);
+    // With a key, the tools are embedded (text-embedding-3-small at the fake server): hybrid.
+    expect(app.output()).toContain(
+      `[retrieval] hybrid: text-embedding-3-small at ${fake.baseURL}, embeddings kept in memory`,
+    );
+    const selections = dataParts<{ retrieval: string }>(chunks, 'data-tool-selection');
+    expect(selections.map(selection => selection.retrieval)).toEqual(
+      selections.map(() => 'hybrid'),
+    );
+    expect(selections.length).toBeGreaterThan(0);
+    const embeddings = fake.requests.filter(request => request.api === 'embeddings');
+    expect(embeddings.map(request => request.model)).toContain('text-embedding-3-small');
     const attempts = dataParts<{ state: string; error?: string }>(chunks, 'data-repair');
     expect(attempts.map(attempt => attempt.state)).toEqual(['failed', 'success']);
     expect(attempts[0]?.error).toContain(PYTHON_ERROR);

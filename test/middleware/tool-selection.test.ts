@@ -39,6 +39,7 @@ describe('toolSelectionMiddleware with generateText', () => {
     expect(events[0]).toMatchObject({
       query: 'What is the weather forecast in Paris today?',
       dropped: catalog.length - 3,
+      retrieval: 'lexical', // no embedding model: onSelect says so
     });
     expect(events[0]!.selected.find(s => s.name === 'python')).toEqual({
       name: 'python',
@@ -246,7 +247,8 @@ describe('embedding and indexing', () => {
     const index = createToolIndex({ embeddingModel });
     await index.upsert(catalog);
     const afterCatalog = embeddingModel.doEmbedCalls.length;
-    const selection = toolSelection({ index, topK: 3 });
+    const events: ToolSelectionEvent[] = [];
+    const selection = toolSelection({ index, topK: 3, onSelect: event => events.push(event) });
     const model = scriptedModel([
       { toolCalls: [{ name: 'get_weather', input: {} }] },
       { toolCalls: [{ name: 'get_forecast', input: {} }] },
@@ -263,6 +265,7 @@ describe('embedding and indexing', () => {
     });
     expect(model.calls).toHaveLength(3);
     expect(embeddingModel.doEmbedCalls.length - afterCatalog).toBe(1);
+    expect(events.map(event => event.retrieval)).toEqual(['hybrid', 'hybrid', 'hybrid']);
     await generateText({
       model: wrapped,
       tools,

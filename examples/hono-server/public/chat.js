@@ -22,10 +22,11 @@ function short(value, max = 400) {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-function renderSelection({ step, selected, dropped, ms }) {
+function renderSelection({ step, selected, dropped, ms, retrieval }) {
   const row = el('div', 'tool-selection');
   row.dataset.step = String(step);
-  row.append(`Step ${step}: tools offered to the model: `);
+  row.dataset.retrieval = retrieval;
+  row.append(`Step ${step} (${retrieval}): tools offered to the model: `);
   for (const tool of selected) {
     const chip = el('span', `chip ${tool.reason}`, tool.name);
     chip.title =

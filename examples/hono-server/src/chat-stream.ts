@@ -36,6 +36,8 @@ export type ToolSelectionData = {
   dropped: number;
   /** Selection time. */
   ms: number;
+  /** `hybrid` (lexical + embeddings) or `lexical` (no embedding model). */
+  retrieval: string;
 };
 
 /** Options of {@link chatResponse}. */
@@ -95,11 +97,11 @@ export async function chatResponse({
         index,
         topK,
         pinned: sandbox ? ['python'] : [],
-        onSelect: ({ query, selected, dropped, ms }) =>
+        onSelect: ({ query, selected, dropped, ms, retrieval }) =>
           writer.write({
             type: 'data-tool-selection',
             id: `tool-selection-${++step}`,
-            data: { step, query, selected, dropped, ms } satisfies ToolSelectionData,
+            data: { step, query, selected, dropped, ms, retrieval } satisfies ToolSelectionData,
           }),
       });
       // Attached files go to python; the model reads where they are instead of their bytes.

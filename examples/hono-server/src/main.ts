@@ -2,21 +2,24 @@
 // (never per request: they own child processes and containers), then the HTTP
 // server on 127.0.0.1. Configuration comes from the environment; see README.md.
 import { serve } from '@hono/node-server';
-import { connectMcpServers } from 'ai-toolbelt/mcp';
 import { createApp } from './app.ts';
 import { loadMcpConfig } from './load-mcp-config.ts';
 import { modelFromEnv } from './model-from-env.ts';
 import { openPythonSandbox } from './open-python-sandbox.ts';
+import { openToolbox } from './open-toolbox.ts';
+import { storeFromEnv } from './store-from-env.ts';
 
 const env = process.env;
 const port = Number(env.PORT ?? 3000);
 const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.url).pathname;
 
 const setup = modelFromEnv(env);
+const storage = await storeFromEnv(env);
 const [toolbox, python] = await Promise.all([
-  connectMcpServers({
+  openToolbox({
     servers: await loadMcpConfig(configPath),
     ...(setup.embeddingModel ? { embeddingModel: setup.embeddingModel } : {}),
+    ...(storage.store ? { store: storage.store } : {}),
     onEvent: event => {
       if (event.type === 'connect-failed' || event.type === 'gave-up' || event.type === 'error')
         console.warn(
@@ -43,6 +46,12 @@ for (const server of Object.values(toolbox.status())) {
 }
 console.log(`[model] ${setup.description}`);
 if (setup.problem) console.warn(`[model] ${setup.problem}`);
+// Said once here, and on every selection (the page's step rows show it).
+console.log(
+  toolbox.index.retrieval === 'lexical'
+    ? `[retrieval] lexical: ${setup.embeddingModel ? 'the embedding model failed (see above)' : `no embedding model (${setup.embeddingDescription})`}`
+    : `[retrieval] hybrid: ${setup.embeddingDescription}, embeddings kept in ${storage.description}`,
+);
 console.log(
   python.sandbox
     ? '[python] sandbox ready (Docker + gVisor)'
@@ -60,7 +69,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     stopping = true;
     server.close();
     // Closing ends the MCP child processes and removes the sandbox containers.
-    await Promise.allSettled([toolbox.close(), python.sandbox?.close()]);
+    await Promise.allSettled([toolbox.close(), python.sandbox?.close(), storage.store?.dispose()]);
     process.exit(0);
   });
 }

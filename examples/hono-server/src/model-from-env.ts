@@ -6,8 +6,10 @@ import type { ChatModel } from './chat-stream.ts';
 export type ModelSetup = {
   /** The chat model, or undefined when nothing is configured. */
   model?: ChatModel;
-  /** Embeddings for hybrid tool retrieval, when `OPENAI_EMBEDDING_MODEL` is set. */
+  /** Embeddings for hybrid tool retrieval: with a key, unless `OPENAI_EMBEDDING_MODEL=off`. */
   embeddingModel?: EmbeddingModel;
+  /** The embedding model and where it is served, or why there is none, for the log. */
+  embeddingDescription: string;
   /** Model id and where it is served, for logs and /healthz. */
   description: string;
   /** Set when there is no model: what to set, shown on the page and in chat errors. */
@@ -19,11 +21,16 @@ export const MISSING_MODEL_MESSAGE =
   'No language model is configured. Set OPENAI_API_KEY (and OPENAI_BASE_URL for any ' +
   'OpenAI-compatible server, e.g. a local one; OPENAI_MODEL picks the model), then restart the server.';
 
+/** The embedding model used when `OPENAI_EMBEDDING_MODEL` is not set. */
+export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
+
 /**
  * The chat model from the environment: `OPENAI_API_KEY` (required; any value for
  * keyless local servers), `OPENAI_BASE_URL`, `OPENAI_MODEL` (default `gpt-4.1-mini`),
  * `OPENAI_API` (`chat`, the default, for chat completions, which OpenAI-compatible
- * servers speak; `responses` for OpenAI's Responses API) and `OPENAI_EMBEDDING_MODEL`.
+ * servers speak; `responses` for OpenAI's Responses API), and the embedding model for
+ * tool retrieval: `OPENAI_EMBEDDING_MODEL` (default `text-embedding-3-small`; `off` for
+ * servers without embeddings, which leaves selection lexical).
  *
  * @example
  * ```ts
@@ -38,16 +45,20 @@ export function modelFromEnv(env: Record<string, string | undefined>): ModelSetu
   if (!env.OPENAI_API_KEY) {
     return {
       description: `none (${modelId} at ${where} once configured)`,
+      embeddingDescription: 'none: set OPENAI_API_KEY (OPENAI_EMBEDDING_MODEL picks the model)',
       problem: MISSING_MODEL_MESSAGE,
     };
   }
   const openai = createOpenAI({ apiKey: env.OPENAI_API_KEY, ...(baseURL ? { baseURL } : {}) });
   const api = env.OPENAI_API === 'responses' ? 'responses' : 'chat';
+  const embeddingId = env.OPENAI_EMBEDDING_MODEL || DEFAULT_EMBEDDING_MODEL;
+  const embeddings = embeddingId !== 'off';
   return {
     model: api === 'responses' ? openai.responses(modelId) : openai.chat(modelId),
-    ...(env.OPENAI_EMBEDDING_MODEL
-      ? { embeddingModel: openai.embedding(env.OPENAI_EMBEDDING_MODEL) }
-      : {}),
+    ...(embeddings ? { embeddingModel: openai.embedding(embeddingId) } : {}),
     description: `${modelId} (${api} API at ${where})`,
+    embeddingDescription: embeddings
+      ? `${embeddingId} at ${where}`
+      : 'none: turned off with OPENAI_EMBEDDING_MODEL=off',
   };
 }

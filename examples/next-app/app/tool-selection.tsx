@@ -3,8 +3,8 @@ import type { ToolSelectionData } from '../lib/chat-message';
 /** One model call's tools: retrieval's top-k plus pinned and already-called tools. */
 export function ToolSelection({ data }: { data: ToolSelectionData }) {
   return (
-    <div className="tool-selection" data-step={data.step}>
-      Step {data.step}: tools offered to the model:{' '}
+    <div className="tool-selection" data-step={data.step} data-retrieval={data.retrieval}>
+      Step {data.step} ({data.retrieval}): tools offered to the model:{' '}
       {data.selected.map(tool => (
         <span
           key={tool.name}

@@ -11,6 +11,8 @@ export type ToolSelectionData = {
   dropped: number;
   /** Selection time. */
   ms: number;
+  /** `hybrid` (lexical + embeddings) or `lexical` (no embedding model). */
+  retrieval: string;
 };
 
 /**

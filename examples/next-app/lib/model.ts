@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { LanguageModel } from 'ai';
+import type { EmbeddingModel, LanguageModel } from 'ai';
 
 /** The message chat requests get, and the page shows, when no model is configured. */
 export const MISSING_MODEL_MESSAGE =
@@ -32,4 +32,34 @@ export function chatModel(env = process.env): Exclude<LanguageModel, string> | u
 export function modelDescription(env = process.env): string {
   const id = env.OPENAI_MODEL || 'gpt-4.1-mini';
   return `${id} at ${env.OPENAI_BASE_URL || 'api.openai.com'}`;
+}
+
+/** The embedding model used when `OPENAI_EMBEDDING_MODEL` is not set. */
+export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
+
+/**
+ * The embedding model for hybrid tool retrieval: with `OPENAI_API_KEY` set,
+ * `OPENAI_EMBEDDING_MODEL` (default `text-embedding-3-small`) at `OPENAI_BASE_URL`;
+ * `OPENAI_EMBEDDING_MODEL=off` (a server without embeddings) leaves selection
+ * lexical. `description` says which, or why there is none, for the log.
+ *
+ * @example
+ * ```ts
+ * const { model } = embeddingModel();
+ * const index = createToolIndex(model ? { embeddingModel: model } : {});
+ * ```
+ */
+export function embeddingModel(env = process.env): { model?: EmbeddingModel; description: string } {
+  if (!env.OPENAI_API_KEY)
+    return { description: 'none: set OPENAI_API_KEY (OPENAI_EMBEDDING_MODEL picks the model)' };
+  const id = env.OPENAI_EMBEDDING_MODEL || DEFAULT_EMBEDDING_MODEL;
+  if (id === 'off') return { description: 'none: turned off with OPENAI_EMBEDDING_MODEL=off' };
+  const openai = createOpenAI({
+    apiKey: env.OPENAI_API_KEY,
+    ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+  });
+  return {
+    model: openai.embedding(id),
+    description: `${id} at ${env.OPENAI_BASE_URL || 'api.openai.com'}`,
+  };
 }

@@ -1,7 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { createToolIndex } from 'ai-toolbelt';
 import { connectMcpServers, type McpServerConfig, type McpToolbox } from 'ai-toolbelt/mcp';
 import type { Sandbox } from 'ai-toolbelt/sandbox';
+import type { Storage } from 'unstorage';
+import { embeddingModel } from './model';
+import { storeFromEnv } from './store';
 
 /** What every request shares: the MCP toolbox and the python sandbox. */
 export type Toolbelt = {
@@ -11,6 +15,8 @@ export type Toolbelt = {
   sandbox?: Sandbox;
   /** Why python is disabled, with what to do about it. */
   pythonProblem?: string;
+  /** Where tool embeddings are kept between processes (Redis with REDIS_URL). */
+  store?: Storage;
 };
 
 // On globalThis, not in module scope: `next dev` re-evaluates modules on every
@@ -38,11 +44,47 @@ export function getToolbelt(): Promise<Toolbelt> {
 }
 
 async function openToolbelt(): Promise<Toolbelt> {
+  const { store, description: storeDescription } = await storeFromEnv();
   const [toolbox, python] = await Promise.all([
-    connectMcpServers({ servers: await loadServers() }),
+    openToolbox(await loadServers(), store, storeDescription),
     openSandbox(),
   ]);
-  return { toolbox, ...python };
+  return { toolbox, ...python, ...(store ? { store } : {}) };
+}
+
+// Hybrid retrieval (lexical + embeddings) when an embedding model is configured,
+// lexical otherwise; said once in the log, and in every step row of the page.
+async function openToolbox(
+  servers: Record<string, McpServerConfig>,
+  store: Storage | undefined,
+  storeDescription: string,
+): Promise<McpToolbox> {
+  const embeddings = embeddingModel();
+  if (embeddings.model) {
+    const index = createToolIndex({
+      embeddingModel: embeddings.model,
+      ...(store ? { store } : {}),
+      onCacheEvent: event => {
+        if (event.type === 'store-error')
+          console.warn(`[retrieval] embedding store: ${event.error.message}; embedding again`);
+      },
+    });
+    try {
+      const toolbox = await connectMcpServers({ servers, index });
+      console.log(
+        `[retrieval] hybrid: ${embeddings.description}, embeddings kept in ${storeDescription}`,
+      );
+      return toolbox;
+    } catch (error) {
+      // A server without embeddings or a wrong model id must not take the chat down.
+      console.warn(
+        `[retrieval] lexical: embedding the tools failed (${error instanceof Error ? error.message : String(error)})`,
+      );
+      return connectMcpServers({ servers });
+    }
+  }
+  console.log(`[retrieval] lexical: no embedding model (${embeddings.description})`);
+  return connectMcpServers({ servers });
 }
 
 /**
@@ -58,7 +100,11 @@ export async function closeToolbelt(): Promise<void> {
   const opening = cache.__aiToolbelt;
   cache.__aiToolbelt = undefined;
   const toolbelt = await opening?.catch(() => undefined);
-  await Promise.allSettled([toolbelt?.toolbox.close(), toolbelt?.sandbox?.close()]);
+  await Promise.allSettled([
+    toolbelt?.toolbox.close(),
+    toolbelt?.sandbox?.close(),
+    toolbelt?.store?.dispose(),
+  ]);
 }
 
 // MCP_CONFIG or ./mcp.config.json: `{ servers: { name: { command, args } | { url } } }`.

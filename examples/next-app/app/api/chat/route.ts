@@ -54,11 +54,11 @@ export async function POST(request: Request): Promise<Response> {
         index: toolbox.index,
         topK: Number(process.env.TOOLS_TOP_K ?? 3),
         pinned: sandbox ? ['python'] : [],
-        onSelect: ({ selected, dropped, ms }) =>
+        onSelect: ({ selected, dropped, ms, retrieval }) =>
           writer.write({
             type: 'data-tool-selection',
             id: `tool-selection-${++step}`,
-            data: { step, selected, dropped, ms },
+            data: { step, selected, dropped, ms, retrieval },
           }),
       });
       // Attached files go to python under /tmp/inputs; the model reads where they are.

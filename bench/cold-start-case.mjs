@@ -1,0 +1,85 @@
+// One cold start, run by bench/cold-start.ts in a fresh process: import the
+// library (built dist/, as an app would), index the catalog, and return the
+// first selection through the middleware. Prints one JSON line of timings
+// measured from process start (performance.now() counts from the time origin).
+// Plain JavaScript on purpose: a .ts entry adds Node's type-stripping start-up
+// (about 130 ms here), which no deployed app pays.
+//
+//   MODE=lexical|hybrid CATALOG=tools.json QUERY='...' [OPENAI_BASE_URL=...]
+//   [STORE=redis REDIS_URL=... | STORE=file CACHE_FILE=...] node bench/cold-start-case.ts
+import { readFile } from 'node:fs/promises';
+
+const env = process.env;
+const started = performance.now(); // Node's own start-up, before this module ran
+const lib = await import('../dist/index.js');
+const { createOpenAI } =
+  env.MODE === 'hybrid' ? await import('@ai-sdk/openai') : { createOpenAI: undefined };
+const store =
+  env.STORE === 'redis'
+    ? await (async () => {
+        const [{ createStorage }, { default: redisDriver }] = await Promise.all([
+          import('unstorage'),
+          import('unstorage/drivers/redis'),
+        ]);
+        return createStorage({ driver: redisDriver({ url: env.REDIS_URL }) });
+      })()
+    : undefined;
+const imported = performance.now();
+
+const tools = JSON.parse(await readFile(env.CATALOG, 'utf8'));
+const read = performance.now();
+
+const cacheEvents = [];
+const index = lib.createToolIndex(
+  createOpenAI
+    ? {
+        embeddingModel: createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: 'bench' }).embedding(
+          'text-embedding-3-small',
+        ),
+        ...(store ? { store } : { cache: env.CACHE_FILE }),
+        onCacheEvent: event => cacheEvents.push(event),
+      }
+    : {},
+);
+await index.upsert(tools);
+const indexed = performance.now();
+
+const selection = lib.toolSelection({ index, topK: 5 });
+const params = await selection.middleware.transformParams({
+  type: 'generate',
+  model: undefined,
+  params: {
+    prompt: [{ role: 'user', content: [{ type: 'text', text: env.QUERY }] }],
+    tools: tools.map(tool => ({
+      type: 'function',
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema ?? { type: 'object' },
+    })),
+  },
+});
+const selected = performance.now();
+// CPU time of this process so far: the work itself, less sensitive than wall time to a busy machine.
+const cpu = process.cpuUsage();
+await store?.dispose();
+
+console.log(
+  JSON.stringify({
+    coldStartMs: selected,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    phases: {
+      nodeMs: started,
+      importMs: imported - started,
+      catalogMs: read - imported,
+      indexMs: indexed - read,
+      selectMs: selected - indexed,
+      // Inside indexMs: reading the store (or file), from the cache's own `read` events.
+      storeReadMs: cacheEvents.reduce(
+        (sum, event) => sum + (event.type === 'read' ? event.ms : 0),
+        0,
+      ),
+    },
+    selected: (params.tools ?? []).map(tool => tool.name),
+    cacheErrors: cacheEvents.filter(event => event.type !== 'read'),
+  }),
+);

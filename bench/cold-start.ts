@@ -1,0 +1,135 @@
+// Cold start of an app with 3,000 tools: time from process start (imports
+// included) to the first selection returned by the middleware, one fresh
+// process per case. Embeddings come over HTTP from the local fake
+// OpenAI-compatible server (1,536 dimensions, like text-embedding-3-small),
+// which counts them. Modes:
+//   lexical      no embedding model
+//   hybrid-cold  embedding model, empty store: every tool is embedded
+//   hybrid-warm  the store filled by the previous (cold) process
+// The store is a real redis-server when installed (else the JSON-lines file).
+// Each case runs RUNS times; figures are medians. Usage: npm run bench:cold-start
+// (CPU_PROF_DIR=dir adds a V8 CPU profile per process).
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { readToolCatalog } from '../src/retrieval/catalog-file.ts';
+import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
+import { startRedisServer } from '../test/helpers/redis-server.ts';
+
+const TOOLS = 3000;
+const RUNS = Number(process.env.RUNS ?? 3);
+const QUERY = 'what will the weather be like in Paris tomorrow?';
+const run = promisify(execFile);
+const root = join(import.meta.dirname, '..');
+
+// Real tool definitions (BFCL live functions), repeated with new names up to 3,000.
+const dev = await readToolCatalog(join(root, 'test/fixtures/eval/dev/tools.jsonl'));
+const tools = Array.from({ length: TOOLS }, (_, i) => {
+  const tool = dev[i % dev.length]!;
+  return {
+    ...tool,
+    name: i < dev.length ? tool.name : `${tool.name}_${Math.floor(i / dev.length)}`,
+  };
+});
+const dir = await mkdtemp(join(tmpdir(), 'toolbelt-cold-start-'));
+const catalog = join(dir, 'tools.json');
+await writeFile(catalog, JSON.stringify(tools));
+
+await using fake = await startFakeOpenAI({ embeddingDimensions: 1536 });
+const redis = await startRedisServer().catch(() => undefined);
+const storeName = redis ? 'redis' : 'file';
+
+type CaseReport = {
+  coldStartMs: number;
+  cpuMs: number;
+  phases: Record<string, number>;
+  selected: string[];
+};
+
+async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, string>) {
+  const from = fake.requests.length;
+  // CPU_PROF_DIR=dir writes a V8 CPU profile per process, to see where the time goes.
+  const profile = process.env.CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`]
+    : [];
+  const { stdout } = await run(
+    process.execPath,
+    [...profile, join(root, 'bench/cold-start-case.mjs')],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        MODE: mode,
+        CATALOG: catalog,
+        QUERY,
+        OPENAI_BASE_URL: fake.baseURL,
+        ...storeEnv,
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  const report = JSON.parse(stdout.trim().split('\n').at(-1)!) as CaseReport;
+  const embeddings = fake.requests.slice(from).filter(request => request.api === 'embeddings');
+  return {
+    ...report,
+    embedCalls: embeddings.length,
+    embeddedTexts: embeddings.reduce(
+      (sum, request) => sum + ((request.body as { input: unknown[] }).input?.length ?? 0),
+      0,
+    ),
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round = (x: number) => Math.round(x * 10) / 10;
+const results: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
+  lexical: [],
+  'hybrid-cold': [],
+  'hybrid-warm': [],
+};
+for (let i = 0; i < RUNS; i++) {
+  // Each round starts from an empty store: a new Redis prefix... by flushing, or a new file.
+  const storeEnv: Record<string, string> = redis
+    ? { STORE: 'redis', REDIS_URL: `${redis.url}/${i % 16}` }
+    : { STORE: 'file', CACHE_FILE: join(dir, `embeddings-${i}.jsonl`) };
+  results.lexical!.push(await coldStart('lexical', {}));
+  results['hybrid-cold']!.push(await coldStart('hybrid', storeEnv));
+  results['hybrid-warm']!.push(await coldStart('hybrid', storeEnv));
+}
+
+const cold = results['hybrid-cold']!;
+const coldMs = median(cold.map(r => r.coldStartMs));
+const coldIndexMs = median(cold.map(r => r.phases.indexMs!));
+for (const [mode, runs] of Object.entries(results)) {
+  const coldStartMs = median(runs.map(r => r.coldStartMs));
+  const phases = Object.fromEntries(
+    Object.keys(runs[0]!.phases).map(phase => [
+      phase,
+      round(median(runs.map(r => r.phases[phase]!))),
+    ]),
+  );
+  console.log(
+    JSON.stringify({
+      tools: TOOLS,
+      mode,
+      coldStartMs: round(coldStartMs),
+      embedCalls: median(runs.map(r => r.embedCalls)),
+      embeddedTexts: median(runs.map(r => r.embeddedTexts)),
+      cpuMs: round(median(runs.map(r => r.cpuMs))),
+      ...(mode === 'lexical' ? {} : { store: storeName }),
+      // Ratios against hybrid-cold in this run: the whole start, and building the index alone.
+      vsHybridCold: Math.round((coldStartMs / coldMs) * 100) / 100,
+      indexVsHybridCold: Math.round((phases.indexMs! / coldIndexMs) * 100) / 100,
+      phases,
+      runs: runs.length,
+    }),
+  );
+}
+const selections = (mode: string) => new Set(results[mode]!.map(r => r.selected.join()));
+if ([...selections('hybrid-warm')].join() !== [...selections('hybrid-cold')].join())
+  console.error('warning: warm and cold starts selected different tools');
+
+await redis?.stop();
+await rm(dir, { recursive: true, force: true });

@@ -175,7 +175,10 @@ function validateServer(name: string, config: McpServerConfig): void {
   }
   httpUrl({ server: name, url: (config as { url: string | URL }).url });
   const provider = auth as { tokens?: unknown; clientMetadata?: unknown } | null;
-  if (!isMcpOAuth(auth) && (typeof provider?.tokens !== 'function' || provider.clientMetadata == null)) {
+  if (
+    !isMcpOAuth(auth) &&
+    (typeof provider?.tokens !== 'function' || provider.clientMetadata == null)
+  ) {
     throw new InvalidArgumentError({
       argument: `servers.${name}.auth`,
       value: '(auth)',

@@ -50,8 +50,7 @@ export type McpToolboxOptions<TIndex extends McpToolIndex> = {
   userIdleTimeoutMs: number;
   /** For `forUser()` toolboxes: the process-wide toolbox's shared servers and catalog. */
   parent?:
-    | { borrowed: McpServerConnection[]; shared: McpSharedCatalog; onClose: () => void }
-    | undefined;
+    { borrowed: McpServerConnection[]; shared: McpSharedCatalog; onClose: () => void } | undefined;
 };
 
 /**
@@ -118,7 +117,11 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
         this.touch();
         const connection = byName.get(server);
         if (connection === undefined)
-          throw new McpConnectionError({ server, tool, message: `Unknown MCP server "${server}".` });
+          throw new McpConnectionError({
+            server,
+            tool,
+            message: `Unknown MCP server "${server}".`,
+          });
         return connection.callTool(tool, args, signal, toolCallId);
       },
     });
@@ -186,7 +189,8 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       throw new InvalidArgumentError({
         argument: 'forUser',
         value: userId,
-        message: 'call forUser() on the toolbox connectMcpServers() returned, not on a per-user one.',
+        message:
+          'call forUser() on the toolbox connectMcpServers() returned, not on a per-user one.',
       });
     }
     if (typeof userId !== 'string' || userId === '') {

@@ -1,6 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ElicitRequest, ElicitResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ElicitRequest,
+  ElicitResult,
+  Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
 import type { ConnectionAuth } from './auth/connection-auth.ts';
@@ -66,10 +70,11 @@ export async function openClient({
   /** Elicitation modes offered to the server. */
   elicitation?: readonly ('form' | 'url')[];
 }): Promise<OpenedClient> {
-  const [{ Client }, { ElicitRequestSchema, ToolListChangedNotificationSchema }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [{ Client }, { ElicitRequestSchema, ToolListChangedNotificationSchema }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
   signal.throwIfAborted();
   const transport = await createTransport({ server, config, auth });
   // The SDK forgets the child's pid as soon as it starts closing (and closes on

@@ -1,5 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { ElicitRequest, ElicitResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ElicitRequest,
+  ElicitResult,
+  Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';

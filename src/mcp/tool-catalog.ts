@@ -1,12 +1,7 @@
 import type { Tool, ToolSet } from 'ai';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpTool } from './create-mcp-tool.ts';
-import {
-  McpSharedCatalog,
-  type McpToolPair,
-  pairKey,
-  toolKey,
-} from './shared-tool-catalog.ts';
+import { McpSharedCatalog, type McpToolPair, pairKey, toolKey } from './shared-tool-catalog.ts';
 import type { McpCallResult } from './to-model-output.ts';
 import type { McpNaming } from './tool-names.ts';
 import type { McpEvent, McpSyncResult, McpToolIndex } from './types.ts';
@@ -110,10 +105,11 @@ export class McpToolCatalog {
     const started = performance.now();
     const pairs = new Map<string, McpToolPair>();
     for (const source of this.#sources()) {
-      for (const tool of source.tools) pairs.set(pairKey(source.name, tool.name), {
-        server: source.name,
-        tool,
-      });
+      for (const tool of source.tools)
+        pairs.set(pairKey(source.name, tool.name), {
+          server: source.name,
+          tool,
+        });
     }
     this.#pairs = pairs;
     this.shared.hold(this, pairs, this.#render);

@@ -91,13 +91,7 @@ export type McpReconnectOptions = {
  * user: its tools come with `toolbox.forUser()`), `closed`.
  */
 export type McpServerState =
-  | 'connecting'
-  | 'ready'
-  | 'needs-auth'
-  | 'reconnecting'
-  | 'failed'
-  | 'per-user'
-  | 'closed';
+  'connecting' | 'ready' | 'needs-auth' | 'reconnecting' | 'failed' | 'per-user' | 'closed';
 
 /** A snapshot of one server. */
 export type McpServerStatus = {

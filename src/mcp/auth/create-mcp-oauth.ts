@@ -214,7 +214,9 @@ export function createMcpOAuth({
 /** True for the object {@link createMcpOAuth} returns. */
 export function isMcpOAuth(value: unknown): value is McpOAuth {
   return (
-    value != null && typeof value === 'object' && (value as Record<symbol, unknown>)[marker] === true
+    value != null &&
+    typeof value === 'object' &&
+    (value as Record<symbol, unknown>)[marker] === true
   );
 }
 

@@ -44,6 +44,8 @@ describe('package entry', () => {
           fingerprint: 'f',
         }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
+      McpAuthorizationError: () =>
+        new root.McpAuthorizationError({ server: 's', reason: 'needs-auth', message: 'm' }),
       McpPaginationError: () =>
         new root.McpPaginationError({
           server: 's',

@@ -1,6 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolIndex } from '../../src/index.ts';
 import {
+  type ConnectMcpServersOptions,
   connectMcpServers,
   type McpElicitationHandler,
   type McpElicitationRequest,
@@ -17,7 +19,7 @@ async function ask(
   options: Parameters<typeof connectMcpServers>[0] extends infer O ? Partial<O> : never,
 ) {
   const recorder = eventRecorder();
-  const toolbox = await connectMcpServers({
+  const toolbox = await connectMcpServers<ToolIndex>({
     servers: { forms: fixture('elicitation-server.ts') },
     onEvent: recorder.onEvent,
     ...options,

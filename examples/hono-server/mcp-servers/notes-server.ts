@@ -100,7 +100,7 @@ export async function startNotesServer({
   );
 
   app.post('/register', async c => {
-    const body = await c.req.json<Record<string, unknown>>().catch(() => ({}));
+    const body: Record<string, unknown> = await c.req.json().catch(() => ({}));
     const redirectUris = body.redirect_uris;
     if (!Array.isArray(redirectUris) || redirectUris.length === 0)
       return c.json({ error: 'invalid_redirect_uri' }, 400);

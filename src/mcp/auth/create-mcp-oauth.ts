@@ -22,8 +22,12 @@ export type McpOAuthOptions = {
    * Vercel KV, ...). The same instance can serve the embedding cache's `store`.
    */
   store: McpAuthStore;
-  /** Your callback route, e.g. `https://app.example.com/api/mcp/callback` (registered with each authorization server). */
-  redirectUrl: string | URL;
+  /**
+   * Your callback route, e.g. `https://app.example.com/api/mcp/callback`
+   * (registered with each authorization server); a function when the URL is
+   * known only once the app listens.
+   */
+  redirectUrl: string | URL | (() => string | URL);
   /** Encrypts every value at rest (AES-256-GCM): 32+ characters of secret, e.g. `openssl rand -base64 32`. */
   encryptionKey?: string | Uint8Array;
   /** Your app's name on consent screens. */
@@ -124,16 +128,19 @@ export function createMcpOAuth({
   prefix = 'ai-toolbelt:mcp-auth',
   flowTtlMs = 10 * 60_000,
 }: McpOAuthOptions): McpOAuth {
-  let redirect: string;
-  try {
-    redirect = new URL(redirectUrl).href;
-  } catch {
-    throw new InvalidArgumentError({
-      argument: 'redirectUrl',
-      value: redirectUrl,
-      message: 'expected the absolute URL of your OAuth callback route.',
-    });
-  }
+  const redirect = (): string => {
+    const value = typeof redirectUrl === 'function' ? redirectUrl() : redirectUrl;
+    try {
+      return new URL(value).href;
+    } catch {
+      throw new InvalidArgumentError({
+        argument: 'redirectUrl',
+        value,
+        message: 'expected the absolute URL of your OAuth callback route.',
+      });
+    }
+  };
+  if (typeof redirectUrl !== 'function') redirect();
   if (!(flowTtlMs > 0)) {
     throw new InvalidArgumentError({
       argument: 'flowTtlMs',
@@ -144,17 +151,21 @@ export function createMcpOAuth({
   const sealed = new SealedStore({ store, prefix, secret: encryptionKey });
   const settings: StoredOAuthSettings = {
     store: sealed,
-    redirectUrl: redirect,
+    get redirectUrl() {
+      return redirect();
+    },
     clientMetadataUrl,
     clients,
     flowTtlMs,
-    clientMetadata: {
-      client_name: clientName,
-      redirect_uris: [redirect],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      ...(scope === undefined ? {} : { scope }),
-      ...clientMetadata,
+    get clientMetadata() {
+      return {
+        client_name: clientName,
+        redirect_uris: [redirect()],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        ...(scope === undefined ? {} : { scope }),
+        ...clientMetadata,
+      };
     },
   };
   const provider: McpOAuth['provider'] = ({ userId, server, serverUrl, onRedirect }) => {

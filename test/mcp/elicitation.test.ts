@@ -15,9 +15,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map(toolbox => toolbox.close()));
 });
 
-async function ask(
-  options: Parameters<typeof connectMcpServers>[0] extends infer O ? Partial<O> : never,
-) {
+async function ask(options: Omit<Partial<ConnectMcpServersOptions<ToolIndex>>, 'index'>) {
   const recorder = eventRecorder();
   const toolbox = await connectMcpServers<ToolIndex>({
     servers: { forms: fixture('elicitation-server.ts') },

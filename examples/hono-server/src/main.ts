@@ -4,7 +4,9 @@
 import { serve } from '@hono/node-server';
 import { connectMcpServers } from 'ai-toolbelt/mcp';
 import { createApp } from './app.ts';
+import { ElicitationBroker } from './elicitation-broker.ts';
 import { loadMcpConfig } from './load-mcp-config.ts';
+import { startNotesSignIn } from './mcp-sign-in.ts';
 import { modelFromEnv } from './model-from-env.ts';
 import { openPythonSandbox } from './open-python-sandbox.ts';
 
@@ -13,9 +15,16 @@ const port = Number(env.PORT ?? 3000);
 const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.url).pathname;
 
 const setup = modelFromEnv(env);
+// The bundled notes server needs sign-in (per browser); NOTES_MCP=off leaves it out.
+const notes = await startNotesSignIn({
+  disabled: env.NOTES_MCP === 'off',
+  encryptionKey: env.MCP_TOKEN_KEY,
+});
+const elicitations = new ElicitationBroker();
 const [toolbox, python] = await Promise.all([
   connectMcpServers({
-    servers: await loadMcpConfig(configPath),
+    servers: { ...(await loadMcpConfig(configPath)), ...notes.servers },
+    onElicitation: elicitations.handler,
     ...(setup.embeddingModel ? { embeddingModel: setup.embeddingModel } : {}),
     onEvent: event => {
       if (event.type === 'connect-failed' || event.type === 'gave-up' || event.type === 'error')
@@ -34,6 +43,7 @@ const app = createApp({
   ...(python.sandbox ? { sandbox: python.sandbox } : {}),
   ...(python.problem ? { pythonProblem: python.problem } : {}),
   topK: Number(env.TOOLS_TOP_K ?? 3),
+  elicitations,
 });
 
 for (const server of Object.values(toolbox.status())) {
@@ -50,6 +60,7 @@ console.log(
 );
 
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, info => {
+  notes.setAppUrl(env.PUBLIC_URL ?? `http://127.0.0.1:${info.port}`);
   console.log(`Listening on http://127.0.0.1:${info.port}`);
 });
 
@@ -61,6 +72,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     server.close();
     // Closing ends the MCP child processes and removes the sandbox containers.
     await Promise.allSettled([toolbox.close(), python.sandbox?.close()]);
+    await notes.close();
     process.exit(0);
   });
 }

@@ -5,7 +5,7 @@
 // consent page. Each user sees only their own notes; `add_note` asks for a
 // title and colour through MCP elicitation. In-memory and for local use only.
 //
-//   node mcp-servers/notes-server.ts   # prints {"url": "http://127.0.0.1:PORT/mcp"}
+//   NOTES_PORT=4000 node mcp-servers/notes-server.ts   # prints {"url": "http://127.0.0.1:4000/mcp"}
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -291,10 +291,12 @@ export async function startNotesServer({
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const notes = await startNotesServer({
-    port: Number(process.env.PORT ?? 0),
+    port: Number(process.env.NOTES_PORT ?? 0),
     ...(process.env.CHALLENGE_SCOPE ? { challengeScope: process.env.CHALLENGE_SCOPE } : {}),
   });
   process.stdout.write(`${JSON.stringify({ url: notes.url })}\n`);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => void notes.close().then(() => process.exit(0)));
+  const stop = () => void notes.close().then(() => process.exit(0));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, stop);
+  // Started by an app with a stdin pipe: end with it, even if the app is killed.
+  if (process.env.NOTES_EXIT_WITH_STDIN === '1') process.stdin.on('end', stop).resume();
 }

@@ -2,11 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { connectMcpServers, type McpServerConfig, type McpToolbox } from 'ai-toolbelt/mcp';
 import type { Sandbox } from 'ai-toolbelt/sandbox';
+import { ElicitationBroker } from './elicitation-broker';
+import { startNotesSignIn } from './mcp-sign-in';
 
 /** What every request shares: the MCP toolbox and the python sandbox. */
 export type Toolbelt = {
-  /** MCP tools and their index, kept current while the server runs. */
+  /** MCP tools and their index, kept current while the server runs; `forUser()` per browser. */
   toolbox: McpToolbox;
+  /** Carries the servers' elicitation forms to the chat and the answers back. */
+  elicitations: ElicitationBroker;
+  /** Stops the bundled notes server. */
+  closeNotes: () => Promise<void>;
   /** The Docker + gVisor sandbox; undefined when python is disabled. */
   sandbox?: Sandbox;
   /** Why python is disabled, with what to do about it. */
@@ -38,11 +44,20 @@ export function getToolbelt(): Promise<Toolbelt> {
 }
 
 async function openToolbelt(): Promise<Toolbelt> {
+  // The bundled notes server needs sign-in, per browser (see lib/mcp-sign-in.ts).
+  const notes = await startNotesSignIn();
+  const elicitations = new ElicitationBroker();
   const [toolbox, python] = await Promise.all([
-    connectMcpServers({ servers: await loadServers() }),
+    connectMcpServers({
+      servers: { ...(await loadServers()), ...notes.servers },
+      onElicitation: elicitations.handler,
+    }).catch(async error => {
+      await notes.close();
+      throw error;
+    }),
     openSandbox(),
   ]);
-  return { toolbox, ...python };
+  return { toolbox, elicitations, closeNotes: notes.close, ...python };
 }
 
 /**
@@ -59,6 +74,7 @@ export async function closeToolbelt(): Promise<void> {
   cache.__aiToolbelt = undefined;
   const toolbelt = await opening?.catch(() => undefined);
   await Promise.allSettled([toolbelt?.toolbox.close(), toolbelt?.sandbox?.close()]);
+  await toolbelt?.closeNotes();
 }
 
 // MCP_CONFIG or ./mcp.config.json: `{ servers: { name: { command, args } | { url } } }`.
@@ -84,7 +100,7 @@ async function loadServers(): Promise<Record<string, McpServerConfig>> {
   );
 }
 
-async function openSandbox(): Promise<Omit<Toolbelt, 'toolbox'>> {
+async function openSandbox(): Promise<Pick<Toolbelt, 'sandbox' | 'pythonProblem'>> {
   if (process.env.PYTHON_SANDBOX === 'off')
     return { pythonProblem: 'turned off with PYTHON_SANDBOX=off.' };
   try {

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { expect } from 'vitest';
 import type { FakeOpenAI } from '../../fixtures/fake-openai/fake-openai-server.ts';
-import type { Script } from '../../fixtures/fake-openai/script.ts';
+import type { Turn, TurnFunction } from '../../fixtures/fake-openai/script.ts';
 
 const STEP_TIMEOUT_MS = 60_000;
 export const NOTE_REQUEST = 'Save a note: buy milk';
@@ -16,7 +16,7 @@ export const NOTE_REQUEST = 'Save a note: buy milk';
  * @example
  * await using fake = await startFakeOpenAI({ script: notesScenario() });
  */
-export function notesScenario(): Script {
+export function notesScenario(): Array<Turn | TurnFunction> {
   return [
     { text: 'The notes server needs you to connect it first; then ask again.' },
     { toolCalls: [{ name: 'add_note', args: { text: 'buy milk' } }] },
@@ -72,12 +72,6 @@ export async function playSignInScenario({
   await signInTab.locator('#login').waitFor();
   await signInTab.locator('#login').fill('ada');
   await signInTab.locator('#approve').click();
-  await signInTab.waitForURL(/\/api\/mcp\/callback/);
-  const result = await signInTab
-    .locator('#result')
-    .textContent()
-    .catch(() => '(closed)');
-  expect(result).toContain('Connected to notes');
   await page.locator('.mcp-auth[data-state="connected"]').first().waitFor();
   expect(await page.locator('.mcp-auth').first().textContent()).toContain('Connected to notes');
 

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type {
+  ElicitRequest,
   ElicitRequestFormParams,
   ElicitRequestURLParams,
   ElicitResult,
@@ -108,4 +109,33 @@ function normalize(answer: unknown, onError: (error: Error) => void): ElicitResu
     ),
   );
   return { action: 'cancel' };
+}
+
+/**
+ * The app-facing request for a server's `elicitation/create` params: mode
+ * defaulted to `form`, protocol fields (`_meta`, `task`) left out, origin added.
+ *
+ * @example
+ * ```ts
+ * const request = elicitationRequest({ params, origin: { server: 'notes', abortSignal } });
+ * ```
+ */
+export function elicitationRequest({
+  params,
+  origin,
+}: {
+  /** The server's request params. */
+  params: ElicitRequest['params'];
+  /** Where it came from. */
+  origin: ElicitationOrigin;
+}): McpElicitationRequest {
+  const {
+    _meta: _ignored,
+    task: _task,
+    ...fields
+  } = params as ElicitRequest['params'] & {
+    _meta?: unknown;
+    task?: unknown;
+  };
+  return { ...fields, mode: fields.mode ?? 'form', ...origin } as McpElicitationRequest;
 }

@@ -49,8 +49,19 @@ export type McpToolboxOptions<TIndex extends McpToolIndex> = {
   /** Per-user toolboxes unused this long are closed. */
   userIdleTimeoutMs: number;
   /** For `forUser()` toolboxes: the process-wide toolbox's shared servers and catalog. */
-  parent?:
-    { borrowed: McpServerConnection[]; shared: McpSharedCatalog; onClose: () => void } | undefined;
+  parent?: McpToolboxParent | undefined;
+};
+
+/** What a `forUser()` toolbox gets from the process-wide one. */
+type McpToolboxParent = {
+  /** The shared servers' connections (not closed by the per-user toolbox). */
+  borrowed: McpServerConnection[];
+  /** Names and index entries shared by every toolbox. */
+  shared: McpSharedCatalog;
+  /** Called when it closes. */
+  onClose: () => void;
+  /** Called on each tool call (idle eviction). */
+  onUse: () => void;
 };
 
 /**
@@ -80,8 +91,6 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   #onEvent: (event: McpEvent) => void;
   #closing: Promise<void> | undefined;
   #refreshing = 0;
-  /** Set by the per-user registry: marks the toolbox used (idle eviction). */
-  touch: () => void = () => {};
 
   constructor(options: McpToolboxOptions<TIndex>) {
     this.#options = options;
@@ -114,7 +123,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       ...(options.parent === undefined ? {} : { shared: options.parent.shared }),
       onEvent: this.#onEvent,
       call: (server, tool, args, signal, toolCallId) => {
-        this.touch();
+        options.parent?.onUse();
         const connection = byName.get(server);
         if (connection === undefined)
           throw new McpConnectionError({
@@ -128,7 +137,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     if (options.parent === undefined) {
       this.#users = new UserToolboxes<TIndex>({
         idleTimeoutMs: options.userIdleTimeoutMs,
-        create: (userId, onClose) =>
+        create: ({ userId, onClose, onUse }) =>
           new McpToolbox<TIndex>({
             ...options,
             userId,
@@ -136,6 +145,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
               borrowed: this.#own.filter(c => !this.#perUser.has(c.name)),
               shared: this.#catalog.shared,
               onClose,
+              onUse,
             },
           }),
       });

@@ -9,14 +9,18 @@ import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
 import { ConnectionAuth } from './auth/connection-auth.ts';
 import { backoffDelayMs } from './backoff-delay.ts';
-import { CallDeadline } from './call-deadline.ts';
 import { toCallError } from './call-error.ts';
+import { CallTracker } from './call-tracker.ts';
 import { disposeConnection } from './dispose-connection.ts';
-import { answerElicitation, type McpElicitationHandler } from './elicitation.ts';
+import {
+  answerElicitation,
+  elicitationRequest,
+  type McpElicitationHandler,
+} from './elicitation.ts';
 import { isUnauthorized } from './error-codes.ts';
-import { linkSignal } from './linked-signal.ts';
 import { listAllTools } from './list-all-tools.ts';
 import { openClient, type OpenedClient } from './open-client.ts';
+import { RelistScheduler } from './relist-scheduler.ts';
 import { serverUnavailable } from './server-unavailable.ts';
 import type { McpCallResult } from './to-model-output.ts';
 import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from './types.ts';
@@ -32,9 +36,6 @@ export type McpConnectionSettings = {
   elicitationTimeoutMs: number;
   elicitationModes: readonly ('form' | 'url')[];
 };
-
-// The SDK's own request timeout is replaced by a CallDeadline that pauses for elicitations.
-const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
 /**
  * One MCP server: connects, lists every page, follows `list_changed`
@@ -69,14 +70,11 @@ export class McpServerConnection {
   #attempts = 0;
   #lifetime = new AbortController();
   #connecting: Promise<unknown> | undefined;
-  #relistTimer: NodeJS.Timeout | undefined;
-  #relisting: Promise<void> | undefined;
-  #relistAgain = false;
+  #relists: RelistScheduler;
   #probing = false;
   #closing: Promise<void> | undefined;
   #disposals = new Set<Promise<void>>();
-  #calls = new Set<{ tool: string; toolCallId: string | undefined; deadline: CallDeadline }>();
-  #eliciting = 0;
+  #calls = new CallTracker();
   // The access token the server last refused; a different one in the store means someone signed in.
   #refusedToken: string | undefined;
 
@@ -106,6 +104,10 @@ export class McpServerConnection {
     this.#onEvent = options.onEvent;
     this.#onElicitation = options.onElicitation;
     this.#onAuthorizationRequired = options.onAuthorizationRequired;
+    this.#relists = new RelistScheduler({
+      debounceMs: options.settings.listChangedDebounceMs,
+      run: () => this.#relistOnce(),
+    });
     if ('auth' in options.config && options.config.auth !== undefined) {
       this.#auth = new ConnectionAuth({
         server: this.name,
@@ -128,7 +130,7 @@ export class McpServerConnection {
 
   /** Tool calls running now. */
   get busy(): boolean {
-    return this.#calls.size > 0;
+    return this.#calls.busy;
   }
 
   status(): McpServerStatus {
@@ -207,12 +209,7 @@ export class McpServerConnection {
 
   /** Re-lists every page now (a listing already running is followed by a fresh one). */
   relist(): Promise<void> {
-    if (this.#relisting !== undefined) {
-      this.#relistAgain = true;
-      return this.#relisting;
-    }
-    this.#relisting = this.#runRelists().finally(() => (this.#relisting = undefined));
-    return this.#relisting;
+    return this.#relists.now();
   }
 
   /** Calls a tool by its server-side name; maps timeouts, crashes, sign-in and server errors. */
@@ -226,31 +223,17 @@ export class McpServerConnection {
     if (this.#state !== 'ready' || live === undefined) throw this.#unavailable(tool);
     const generation = this.#generation;
     const { callTimeoutMs } = this.#settings;
-    const link = linkSignal(abortSignal);
     const timeout = new McpTimeoutError({
       server: this.name,
       operation: 'tools/call',
       timeoutMs: callTimeoutMs,
       tool,
     });
-    const call = {
-      tool,
-      toolCallId,
-      deadline: new CallDeadline({
-        timeoutMs: callTimeoutMs,
-        paused: this.#eliciting > 0,
-        onExpire: () => link.abort(timeout),
-      }),
-    };
-    this.#calls.add(call);
     try {
-      const params = { name: tool, arguments: args };
-      const options = { timeout: NO_SDK_TIMEOUT, signal: link.signal };
-      return (await live.client.callTool(params, undefined, options)) as McpCallResult;
+      const { client } = live;
+      return await this.#calls.run({ client, tool, args, abortSignal, toolCallId, timeout });
     } catch (cause) {
-      // The SDK reports an abort as a timeout; the caller's own reason is clearer.
-      abortSignal?.throwIfAborted();
-      if (cause === timeout) throw timeout;
+      if (cause === timeout || abortSignal?.aborted) throw cause;
       if (this.state === 'closed') throw this.#unavailable(tool);
       if (isUnauthorized(cause)) {
         await this.#needsAuth(cause, generation);
@@ -264,10 +247,6 @@ export class McpServerConnection {
       });
       if (disconnected) this.#disconnected(generation, cause);
       throw error;
-    } finally {
-      call.deadline.clear();
-      this.#calls.delete(call);
-      link.dispose();
     }
   }
 
@@ -281,7 +260,7 @@ export class McpServerConnection {
     const wasReady = this.#state === 'ready';
     this.#state = 'closed';
     this.#generation++;
-    clearTimeout(this.#relistTimer);
+    this.#relists.cancel();
     const message = `MCP server "${this.name}" was closed.`;
     this.#lifetime.abort(new McpConnectionError({ server: this.name, message }));
     this.#tools = [];
@@ -344,8 +323,7 @@ export class McpServerConnection {
   async #needsAuth(cause: unknown, generation = this.#generation): Promise<void> {
     if (generation !== this.#generation || this.#state === 'closed') return;
     this.#generation++;
-    clearTimeout(this.#relistTimer);
-    this.#relistTimer = undefined;
+    this.#relists.cancel();
     const live = this.#live;
     this.#live = undefined;
     if (live !== undefined) this.#track(disposeConnection(live));
@@ -376,79 +354,55 @@ export class McpServerConnection {
     if (wasReady) this.#onTools();
   }
 
-  async #elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    // A person is answering: running calls stop counting towards their timeout.
-    if (this.#eliciting++ === 0) for (const call of this.#calls) call.deadline.pause();
-    try {
-      const calls = [...this.#calls];
-      const only = calls.length === 1 ? calls[0]! : undefined;
-      const { _meta, task, ...fields } = params as ElicitRequest['params'] & {
-        _meta?: unknown;
-        task?: unknown;
-      };
-      void _meta;
-      void task;
+  #elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    return this.#calls.whileUserAnswers(async origin => {
       const result = await answerElicitation({
         handler: this.#onElicitation,
         timeoutMs: this.#settings.elicitationTimeoutMs,
         onError: error => this.#emit({ type: 'error', server: this.name, error }),
-        request: {
-          ...(fields as { mode: 'form' } & typeof fields),
-          mode: fields.mode ?? 'form',
-          server: this.name,
-          ...(this.userId === undefined ? {} : { userId: this.userId }),
-          ...(only === undefined ? {} : { tool: only.tool }),
-          ...(only?.toolCallId === undefined ? {} : { toolCallId: only.toolCallId }),
-          abortSignal: AbortSignal.any([signal, this.#lifetime.signal]),
-        } as never,
+        request: elicitationRequest({
+          params,
+          origin: {
+            server: this.name,
+            ...(this.userId === undefined ? {} : { userId: this.userId }),
+            ...origin,
+            abortSignal: AbortSignal.any([signal, this.#lifetime.signal]),
+          },
+        }),
       });
       this.#emit({ type: 'elicitation', server: this.name, action: result.action });
       return result;
-    } finally {
-      if (--this.#eliciting === 0) for (const call of this.#calls) call.deadline.resume();
-    }
+    });
   }
 
   #listChanged(generation: number): void {
     if (generation !== this.#generation || this.#state !== 'ready') return;
     this.#emit({ type: 'list-changed', server: this.name });
-    // Throttle: the first notification of a burst schedules one re-list; later ones join it.
-    if (this.#relistTimer !== undefined) return;
-    if (this.#relisting !== undefined) {
-      this.#relistAgain = true;
-      return;
-    }
-    this.#relistTimer = setTimeout(() => {
-      this.#relistTimer = undefined;
-      void this.relist();
-    }, this.#settings.listChangedDebounceMs);
+    this.#relists.notify();
   }
 
-  async #runRelists(): Promise<void> {
-    do {
-      this.#relistAgain = false;
-      const live = this.#live;
-      const generation = this.#generation;
-      if (this.#state !== 'ready' || live === undefined) return;
-      try {
-        const tools = await listAllTools({
-          client: live.client,
-          server: this.name,
-          timeoutMs: this.#settings.listTimeoutMs,
-          maxPages: this.#settings.maxPages,
-          abortSignal: this.#lifetime.signal,
-        });
-        // A reconnect in the meantime lists on its own; this result may be stale.
-        if (generation !== this.#generation) return;
-        this.#tools = tools;
-        this.#emit({ type: 'relisted', server: this.name, tools: tools.length });
-        this.#onTools();
-      } catch (error) {
-        if (this.state === 'closed') return;
-        if (isUnauthorized(error)) return void (await this.#needsAuth(error, generation));
-        this.#emit({ type: 'error', server: this.name, error: error as Error });
-      }
-    } while (this.#relistAgain);
+  async #relistOnce(): Promise<void> {
+    const live = this.#live;
+    const generation = this.#generation;
+    if (this.#state !== 'ready' || live === undefined) return;
+    try {
+      const tools = await listAllTools({
+        client: live.client,
+        server: this.name,
+        timeoutMs: this.#settings.listTimeoutMs,
+        maxPages: this.#settings.maxPages,
+        abortSignal: this.#lifetime.signal,
+      });
+      // A reconnect in the meantime lists on its own; this result may be stale.
+      if (generation !== this.#generation) return;
+      this.#tools = tools;
+      this.#emit({ type: 'relisted', server: this.name, tools: tools.length });
+      this.#onTools();
+    } catch (error) {
+      if (this.state === 'closed') return;
+      if (isUnauthorized(error)) return void (await this.#needsAuth(error, generation));
+      this.#emit({ type: 'error', server: this.name, error: error as Error });
+    }
   }
 
   // The HTTP transport reports a dead server only as errors (its SSE stream

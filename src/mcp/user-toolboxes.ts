@@ -22,13 +22,21 @@ type Entry<TIndex extends McpToolIndex> = {
 export class UserToolboxes<TIndex extends McpToolIndex> {
   #entries = new Map<string, Entry<TIndex>>();
   #idleTimeoutMs: number;
-  #create: (userId: string, onClose: () => void) => McpToolbox<TIndex>;
+  #create: (options: {
+    userId: string;
+    onClose: () => void;
+    onUse: () => void;
+  }) => McpToolbox<TIndex>;
 
   constructor(options: {
     /** Closes a toolbox unused this long (Infinity: never). */
     idleTimeoutMs: number;
-    /** Makes an unstarted toolbox; it calls `onClose` when closed. */
-    create: (userId: string, onClose: () => void) => McpToolbox<TIndex>;
+    /** Makes an unstarted toolbox; it calls `onClose` when closed and `onUse` on each tool call. */
+    create: (options: {
+      userId: string;
+      onClose: () => void;
+      onUse: () => void;
+    }) => McpToolbox<TIndex>;
   }) {
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#create = options.create;
@@ -46,7 +54,11 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
     const fresh = entry === undefined;
     if (entry === undefined) {
       const created: Entry<TIndex> = {
-        toolbox: this.#create(userId, () => this.#forget(userId, created)),
+        toolbox: this.#create({
+          userId,
+          onClose: () => this.#forget(userId, created),
+          onUse: () => this.#arm(created),
+        }),
         opening: undefined as never,
       };
       // Started without the caller's signal: other requests of this user may share it.
@@ -58,14 +70,13 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
           throw error;
         },
       );
-      created.toolbox.touch = () => this.#arm(created);
       this.#entries.set(userId, created);
       entry = created;
     }
     const toolbox = await abortable(entry.opening, abortSignal);
     // Another process may have finished this user's sign-in (a shared store).
     if (!fresh) await toolbox.recheckAuth();
-    toolbox.touch();
+    this.#arm(entry);
     return toolbox;
   }
 

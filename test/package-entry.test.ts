@@ -41,6 +41,8 @@ describe('package entry', () => {
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
+      McpAuthorizationError: () =>
+        new root.McpAuthorizationError({ server: 's', reason: 'needs-auth', message: 'm' }),
       McpPaginationError: () =>
         new root.McpPaginationError({
           server: 's',

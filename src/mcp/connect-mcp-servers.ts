@@ -2,8 +2,10 @@ import type { EmbeddingModel } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
-import { transportKind } from './create-transport.ts';
-import { McpToolbox } from './mcp-toolbox.ts';
+import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
+import { httpUrl, transportKind } from './create-transport.ts';
+import type { McpElicitationHandler } from './elicitation.ts';
+import { type McpAuthorizationRequest, McpToolbox } from './mcp-toolbox.ts';
 import type { McpNaming } from './tool-names.ts';
 import type { McpEvent, McpReconnectOptions, McpServerConfig, McpToolIndex } from './types.ts';
 
@@ -29,8 +31,27 @@ export type ConnectMcpServersOptions<TIndex extends McpToolIndex> = {
   listChangedDebounceMs?: number;
   /** Backoff for servers that crash or drop after connecting. */
   reconnect?: McpReconnectOptions;
-  /** Lifecycle events (connected, disconnected, list-changed, synced, ...), for logs and metrics. */
+  /** Lifecycle events (connected, needs-auth, disconnected, list-changed, synced, ...), for logs and metrics. */
   onEvent?: (event: McpEvent) => void;
+  /**
+   * A single-user toolbox (a CLI, a desktop app, a test): servers with
+   * per-user `auth` connect for this user right away. Multi-user apps leave
+   * it out and call `toolbox.forUser({ userId })` per request.
+   */
+  userId?: string;
+  /** Told when a user has to sign in to a server (`url` is also in `status()`), e.g. to open a browser. */
+  onAuthorizationRequired?: (request: McpAuthorizationRequest) => void;
+  /**
+   * Answers a server's request for user input during a tool call (MCP
+   * elicitation), e.g. by showing a form. Without it every request is declined.
+   */
+  onElicitation?: McpElicitationHandler;
+  /** How long an elicitation may wait for the user before it is cancelled (call timeouts pause meanwhile). */
+  elicitationTimeoutMs?: number;
+  /** Elicitation modes offered: `form` (default) and/or `url` (your hook opens a link). */
+  elicitationModes?: readonly ('form' | 'url')[];
+  /** A `forUser()` toolbox unused this long is closed (its connections end). */
+  userIdleTimeoutMs?: number;
   /** Cancels connecting; everything started is closed again. */
   abortSignal?: AbortSignal;
 };
@@ -72,6 +93,12 @@ export async function connectMcpServers<TIndex extends McpToolIndex = ToolIndex>
     maxAttempts = Number.POSITIVE_INFINITY,
   } = {},
   onEvent = () => {},
+  userId,
+  onAuthorizationRequired,
+  onElicitation,
+  elicitationTimeoutMs = 10 * 60_000,
+  elicitationModes = ['form'],
+  userIdleTimeoutMs = 15 * 60_000,
   abortSignal,
 }: ConnectMcpServersOptions<TIndex>): Promise<McpToolbox<TIndex>> {
   if (servers == null || typeof servers !== 'object') {
@@ -82,12 +109,21 @@ export async function connectMcpServers<TIndex extends McpToolIndex = ToolIndex>
     });
   }
   // Validate every config before spawning anything.
-  for (const [name, config] of Object.entries(servers)) transportKind({ server: name, config });
+  for (const [name, config] of Object.entries(servers)) validateServer(name, config);
+  if (userId !== undefined && (typeof userId !== 'string' || userId === '')) {
+    throw new InvalidArgumentError({
+      argument: 'userId',
+      value: userId,
+      message: 'expected a non-empty string identifying the user.',
+    });
+  }
   for (const [argument, value] of Object.entries({
     connectTimeoutMs,
     listTimeoutMs,
     callTimeoutMs,
     maxPages,
+    elicitationTimeoutMs,
+    userIdleTimeoutMs,
   })) {
     if (!(value > 0))
       throw new InvalidArgumentError({ argument, value, message: 'must be a positive number.' });
@@ -102,6 +138,10 @@ export async function connectMcpServers<TIndex extends McpToolIndex = ToolIndex>
       ) as unknown as TIndex),
     naming,
     onEvent,
+    userId,
+    onAuthorizationRequired,
+    onElicitation,
+    userIdleTimeoutMs,
     settings: {
       connectTimeoutMs,
       listTimeoutMs,
@@ -109,6 +149,8 @@ export async function connectMcpServers<TIndex extends McpToolIndex = ToolIndex>
       maxPages,
       listChangedDebounceMs,
       reconnect: { initialDelayMs, maxDelayMs, maxAttempts },
+      elicitationTimeoutMs,
+      elicitationModes,
     },
   });
   try {
@@ -118,4 +160,30 @@ export async function connectMcpServers<TIndex extends McpToolIndex = ToolIndex>
     throw error;
   }
   return toolbox;
+}
+
+function validateServer(name: string, config: McpServerConfig): void {
+  const kind = transportKind({ server: name, config });
+  const auth = (config as { auth?: unknown }).auth;
+  if (auth === undefined) return;
+  if (kind !== 'http') {
+    throw new InvalidArgumentError({
+      argument: `servers.${name}.auth`,
+      value: '(auth)',
+      message: 'sign-in applies to Streamable HTTP servers (`url`) only.',
+    });
+  }
+  httpUrl({ server: name, url: (config as { url: string | URL }).url });
+  const provider = auth as { tokens?: unknown; clientMetadata?: unknown } | null;
+  if (
+    !isMcpOAuth(auth) &&
+    (typeof provider?.tokens !== 'function' || provider.clientMetadata == null)
+  ) {
+    throw new InvalidArgumentError({
+      argument: `servers.${name}.auth`,
+      value: '(auth)',
+      message:
+        'expected createMcpOAuth(...) or an MCP SDK OAuthClientProvider (e.g. ClientCredentialsProvider).',
+    });
+  }
 }

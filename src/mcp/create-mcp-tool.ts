@@ -8,6 +8,7 @@ export type McpCall = (
   tool: string,
   args: Record<string, unknown>,
   abortSignal: AbortSignal | undefined,
+  toolCallId?: string,
 ) => Promise<McpCallResult>;
 
 /**
@@ -38,8 +39,9 @@ export function createMcpTool({
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
     inputSchema: jsonSchema(inputSchemaOf(tool)),
     metadata: { mcpServer: server, mcpTool: tool.name },
-    execute: async (input, { abortSignal }) => {
-      const result = await call(tool.name, (input ?? {}) as Record<string, unknown>, abortSignal);
+    execute: async (input, { abortSignal, toolCallId }) => {
+      const args = (input ?? {}) as Record<string, unknown>;
+      const result = await call(tool.name, args, abortSignal, toolCallId);
       if (result.isError === true) {
         throw new McpToolError({
           server,

@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { ConnectionAuth } from './auth/connection-auth.ts';
 import type { McpServerConfig } from './types.ts';
 
 /** Which transport a config selects. */
@@ -47,11 +48,14 @@ export function transportKind({
 export async function createTransport({
   server,
   config,
+  auth,
 }: {
   /** The server's name, for errors. */
   server: string;
   /** How to reach it. */
   config: McpServerConfig;
+  /** Sign-in for an HTTP server with `auth`. */
+  auth?: ConnectionAuth | undefined;
 }): Promise<Transport> {
   const kind = transportKind({ config, server });
   if (kind === 'stdio') {
@@ -73,22 +77,42 @@ export async function createTransport({
   }
   if (kind === 'http') {
     const { url, headers } = config as Extract<McpServerConfig, { url: string | URL }>;
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch (error) {
-      throw new InvalidArgumentError({
-        argument: `servers.${server}.url`,
-        value: url,
-        message: `not a valid URL (${(error as Error).message}).`,
-      });
-    }
+    const parsed = httpUrl({ server, url });
     const { StreamableHTTPClientTransport } =
       await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    return new StreamableHTTPClientTransport(
-      parsed,
-      headers === undefined ? {} : { requestInit: { headers } },
-    );
+    return new StreamableHTTPClientTransport(parsed, {
+      ...(headers === undefined ? {} : { requestInit: { headers } }),
+      ...(auth === undefined ? {} : { authProvider: auth.provider, fetch: auth.fetch }),
+    });
   }
   return await (config as Extract<McpServerConfig, { createTransport: unknown }>).createTransport();
+}
+
+/**
+ * The parsed URL of an HTTP server config, or an {@link InvalidArgumentError}
+ * naming the server.
+ *
+ * @example
+ * ```ts
+ * httpUrl({ server: 'docs', url: 'http://127.0.0.1:3000/mcp' }).href;
+ * ```
+ */
+export function httpUrl({
+  server,
+  url,
+}: {
+  /** The server's name, for errors. */
+  server: string;
+  /** The configured URL. */
+  url: string | URL;
+}): URL {
+  try {
+    return new URL(url);
+  } catch (error) {
+    throw new InvalidArgumentError({
+      argument: `servers.${server}.url`,
+      value: url,
+      message: `not a valid URL (${(error as Error).message}).`,
+    });
+  }
 }

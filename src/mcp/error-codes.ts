@@ -9,3 +9,17 @@ export function isRequestTimeout(error: unknown): boolean {
 export function isConnectionClosed(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === -32000;
 }
+
+/**
+ * True when the MCP SDK's HTTP transport gave up for want of authorization
+ * (its `UnauthorizedError`, possibly wrapped as a `cause`): the user has to
+ * sign in. Checked by name so callers need not load the SDK's auth module.
+ */
+export function isUnauthorized(error: unknown): boolean {
+  for (let e = error, depth = 0; e != null && depth < 5; depth++) {
+    if ((e as { constructor?: { name?: string } }).constructor?.name === 'UnauthorizedError')
+      return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,7 +1,15 @@
 // `ai-toolbelt/mcp`: kept off the root entry because stdio servers are child
 // processes; the SDK's transports load only when a server of that kind connects.
 export { connectMcpServers, type ConnectMcpServersOptions } from './connect-mcp-servers.ts';
-export { McpToolbox } from './mcp-toolbox.ts';
+export { McpToolbox, type McpAuthorizationRequest } from './mcp-toolbox.ts';
+export { createMcpOAuth, type McpOAuth, type McpOAuthOptions } from './auth/create-mcp-oauth.ts';
+export type { McpAuthStore } from './auth/sealed-store.ts';
+export type { McpServerAuth } from './auth/connection-auth.ts';
+export type {
+  McpElicitationHandler,
+  McpElicitationRequest,
+  McpElicitationResult,
+} from './elicitation.ts';
 export { createMcpTool, type McpCall } from './create-mcp-tool.ts';
 export { listAllTools } from './list-all-tools.ts';
 export { assignToolNames, type McpNaming } from './tool-names.ts';
@@ -19,6 +27,10 @@ export type {
   McpSyncResult,
   McpToolIndex,
 } from './types.ts';
+export {
+  McpAuthorizationError,
+  type McpAuthorizationReason,
+} from '../errors/mcp-authorization-error.ts';
 export { McpConnectionError } from '../errors/mcp-connection-error.ts';
 export { McpPaginationError } from '../errors/mcp-pagination-error.ts';
 export { McpTimeoutError, type McpOperation } from '../errors/mcp-timeout-error.ts';

@@ -13,14 +13,21 @@
 export function linkSignal(parent: AbortSignal | undefined): {
   signal: AbortSignal;
   dispose: () => void;
+  /** Aborts the child only (e.g. our own timeout). */
+  abort: (reason: unknown) => void;
 } {
   const controller = new AbortController();
-  if (parent === undefined) return { signal: controller.signal, dispose: () => {} };
+  const abort = (reason: unknown) => controller.abort(reason);
+  if (parent === undefined) return { signal: controller.signal, dispose: () => {}, abort };
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return { signal: controller.signal, dispose: () => {} };
+    return { signal: controller.signal, dispose: () => {}, abort };
   }
   const onAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });
-  return { signal: controller.signal, dispose: () => parent.removeEventListener('abort', onAbort) };
+  return {
+    signal: controller.signal,
+    dispose: () => parent.removeEventListener('abort', onAbort),
+    abort,
+  };
 }

@@ -1,9 +1,15 @@
 import type { ToolSet } from 'ai';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
+import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
+import type { McpElicitationHandler } from './elicitation.ts';
 import { type McpConnectionSettings, McpServerConnection } from './server-connection.ts';
+import type { McpSharedCatalog } from './shared-tool-catalog.ts';
 import { McpToolCatalog } from './tool-catalog.ts';
 import type { McpNaming } from './tool-names.ts';
+import { UserToolboxes } from './user-toolboxes.ts';
 import type {
   McpEvent,
   McpServerConfig,
@@ -12,10 +18,57 @@ import type {
   McpToolIndex,
 } from './types.ts';
 
+/** The user has to sign in to a server: what `onAuthorizationRequired` receives. */
+export type McpAuthorizationRequest = {
+  /** The server's name. */
+  server: string;
+  /** Whose sign-in (per-user servers). */
+  userId?: string;
+  /** Where to send the user; undefined if the provider produced none. */
+  url?: string;
+};
+
+/** Everything a toolbox is made of; `connectMcpServers()` fills it in. */
+export type McpToolboxOptions<TIndex extends McpToolIndex> = {
+  /** Servers by name. */
+  servers: Record<string, McpServerConfig>;
+  /** Index to keep in step. */
+  index: TIndex;
+  /** Defaults for every server (a server's own limits win). */
+  settings: McpConnectionSettings;
+  /** See {@link McpNaming}. */
+  naming: McpNaming;
+  /** Lifecycle events. */
+  onEvent: (event: McpEvent) => void;
+  /** Told when a user has to sign in. */
+  onAuthorizationRequired?: ((request: McpAuthorizationRequest) => void) | undefined;
+  /** Answers servers' elicitations (declined without it). */
+  onElicitation?: McpElicitationHandler | undefined;
+  /** The user of this toolbox; per-user servers connect only with one. */
+  userId?: string | undefined;
+  /** Per-user toolboxes unused this long are closed. */
+  userIdleTimeoutMs: number;
+  /** For `forUser()` toolboxes: the process-wide toolbox's shared servers and catalog. */
+  parent?: McpToolboxParent | undefined;
+};
+
+/** What a `forUser()` toolbox gets from the process-wide one. */
+type McpToolboxParent = {
+  /** The shared servers' connections (not closed by the per-user toolbox). */
+  borrowed: McpServerConnection[];
+  /** Names and index entries shared by every toolbox. */
+  shared: McpSharedCatalog;
+  /** Called when it closes. */
+  onClose: () => void;
+  /** Called on each tool call (idle eviction). */
+  onUse: () => void;
+};
+
 /**
  * Tools from a set of MCP servers, kept current. Create it with
  * `connectMcpServers()`; share one per process (it owns child processes and
- * connections), and `close()` it on shutdown.
+ * connections), and `close()` it on shutdown. Servers that sign in per user
+ * come with `toolbox.forUser({ userId })`, which reuses everything shared.
  *
  * @example
  * ```ts
@@ -26,26 +79,23 @@ import type {
 export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   /** The index the middleware searches; holds the same (namespaced) names as `tools`. */
   readonly index: TIndex;
-  #connections: McpServerConnection[];
-  #byName: Map<string, McpServerConnection>;
+  /** The user of a per-user toolbox. */
+  readonly userId: string | undefined;
+  #options: McpToolboxOptions<TIndex>;
+  #own: McpServerConnection[];
+  #borrowed: McpServerConnection[];
+  #order: string[];
+  #perUser: Set<string>;
   #catalog: McpToolCatalog;
+  #users: UserToolboxes<TIndex> | undefined;
   #onEvent: (event: McpEvent) => void;
   #closing: Promise<void> | undefined;
   #refreshing = 0;
 
-  constructor(options: {
-    /** Servers by name. */
-    servers: Record<string, McpServerConfig>;
-    /** Index to keep in step. */
-    index: TIndex;
-    /** Defaults for every server (a server's own limits win). */
-    settings: McpConnectionSettings;
-    /** See {@link McpNaming}. */
-    naming: McpNaming;
-    /** Lifecycle events. */
-    onEvent: (event: McpEvent) => void;
-  }) {
+  constructor(options: McpToolboxOptions<TIndex>) {
+    this.#options = options;
     this.index = options.index;
+    this.userId = options.userId;
     this.#onEvent = event => {
       try {
         options.onEvent(event);
@@ -53,33 +103,53 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
         // A throwing listener must not break reconnects or syncs.
       }
     };
-    this.#connections = Object.entries(options.servers).map(
-      ([name, config]) =>
-        new McpServerConnection({
-          name,
-          config,
-          settings: { ...options.settings, ...definedLimits(config) },
-          onEvent: this.#onEvent,
-          onTools: () => void this.#backgroundSync(),
-        }),
+    const entries = Object.entries(options.servers);
+    this.#order = entries.map(([name]) => name);
+    this.#perUser = new Set(
+      entries.filter(([, config]) => isMcpOAuth(configAuth(config))).map(([name]) => name),
     );
-    this.#byName = new Map(this.#connections.map(connection => [connection.name, connection]));
+    const mine = entries.filter(([name]) =>
+      options.parent === undefined
+        ? !this.#perUser.has(name) || options.userId !== undefined
+        : this.#perUser.has(name),
+    );
+    this.#borrowed = options.parent?.borrowed ?? [];
+    this.#own = mine.map(([name, config]) => this.#connection(name, config));
+    const byName = new Map([...this.#borrowed, ...this.#own].map(c => [c.name, c]));
     this.#catalog = new McpToolCatalog({
-      sources: () => this.#connections,
+      sources: () => [...this.#borrowed, ...this.#own],
       index: this.index,
       naming: options.naming,
+      ...(options.parent === undefined ? {} : { shared: options.parent.shared }),
       onEvent: this.#onEvent,
-      call: (server, tool, args, signal) => {
-        const connection = this.#byName.get(server);
+      call: (server, tool, args, signal, toolCallId) => {
+        options.parent?.onUse();
+        const connection = byName.get(server);
         if (connection === undefined)
           throw new McpConnectionError({
             server,
             tool,
             message: `Unknown MCP server "${server}".`,
           });
-        return connection.callTool(tool, args, signal);
+        return connection.callTool(tool, args, signal, toolCallId);
       },
     });
+    if (options.parent === undefined) {
+      this.#users = new UserToolboxes<TIndex>({
+        idleTimeoutMs: options.userIdleTimeoutMs,
+        create: ({ userId, onClose, onUse }) =>
+          new McpToolbox<TIndex>({
+            ...options,
+            userId,
+            parent: {
+              borrowed: this.#own.filter(c => !this.#perUser.has(c.name)),
+              shared: this.#catalog.shared,
+              onClose,
+              onUse,
+            },
+          }),
+      });
+    }
   }
 
   /**
@@ -92,22 +162,89 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
 
   /** A snapshot of every server's state, by server name. */
   status(): Record<string, McpServerStatus> {
+    const connections = new Map([...this.#borrowed, ...this.#own].map(c => [c.name, c]));
     return Object.fromEntries(
-      this.#connections.map(connection => [connection.name, connection.status()]),
+      this.#order.map(name => [
+        name,
+        connections.get(name)?.status() ?? { name, state: 'per-user', tools: 0, attempts: 0 },
+      ]),
     );
   }
 
   /** Connects every server in parallel and indexes their tools. Failures are reported in `status()`. */
   async start(abortSignal?: AbortSignal): Promise<void> {
-    await Promise.all(this.#connections.map(connection => connection.start(abortSignal)));
+    await Promise.all(this.#own.map(connection => connection.start(abortSignal)));
     abortSignal?.throwIfAborted();
     await this.#catalog.sync(abortSignal);
   }
 
   /**
-   * Re-lists every ready server, retries failed ones, then syncs tools and
-   * index. Not needed for `list_changed` (handled on its own); useful for
-   * servers that change without notifying, or after fixing a failed one.
+   * The toolbox of one signed-in user: the shared servers' tools (same
+   * connections, same index entries: nothing is re-embedded) plus that user's
+   * own connections to servers with per-user `auth`, each `ready` or
+   * `needs-auth`. Cached per user until `close()` or `userIdleTimeoutMs` of
+   * disuse; closing it ends only that user's connections.
+   */
+  async forUser({
+    userId,
+    abortSignal,
+  }: {
+    /** Your app's id of the signed-in user (from your session, never from the request body). */
+    userId: string;
+    /** Cancels connecting. */
+    abortSignal?: AbortSignal;
+  }): Promise<McpToolbox<TIndex>> {
+    this.#assertOpen();
+    if (this.#users === undefined) {
+      throw new InvalidArgumentError({
+        argument: 'forUser',
+        value: userId,
+        message:
+          'call forUser() on the toolbox connectMcpServers() returned, not on a per-user one.',
+      });
+    }
+    if (typeof userId !== 'string' || userId === '') {
+      throw new InvalidArgumentError({
+        argument: 'userId',
+        value: userId,
+        message: 'expected a non-empty string identifying the signed-in user.',
+      });
+    }
+    return await this.#users.get({ userId, abortSignal });
+  }
+
+  /**
+   * Finishes a sign-in from your OAuth callback route: exchanges `code` for
+   * tokens (after checking `state` was started by this toolbox's user for
+   * that server), connects the server and indexes its tools. `server` may be
+   * left out when `state` identifies it. Resolves with the server's status.
+   */
+  async finishAuth({
+    server,
+    code,
+    state,
+    abortSignal,
+  }: {
+    /** The server's name; found from `state` when omitted. */
+    server?: string;
+    /** The callback's `code` query parameter. */
+    code: string;
+    /** The callback's `state` query parameter. */
+    state?: string;
+    /** Cancels connecting afterwards. */
+    abortSignal?: AbortSignal;
+  }): Promise<McpServerStatus> {
+    this.#assertOpen();
+    const connection = await this.#findAuthConnection({ server, state });
+    await connection.finishAuth({ code, state, abortSignal });
+    await this.#catalog.sync(abortSignal);
+    return connection.status();
+  }
+
+  /**
+   * Re-lists every ready server, retries failed ones (and `needs-auth` ones
+   * once new tokens are in the store), then syncs tools and index. Not needed
+   * for `list_changed`; useful for servers that change without notifying.
    */
   async refresh({
     abortSignal,
@@ -119,8 +256,8 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     this.#refreshing++;
     try {
       await Promise.all(
-        this.#connections.map(connection =>
-          connection.state === 'failed' ? connection.retry(abortSignal) : connection.relist(),
+        this.#own.map(connection =>
+          connection.state === 'ready' ? connection.relist() : connection.retry(abortSignal),
         ),
       );
     } finally {
@@ -129,13 +266,29 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     return await this.#catalog.sync(abortSignal);
   }
 
-  /** Closes every connection and child process, and removes the tools from `tools` and the index. */
+  /** Retries `needs-auth` servers whose user signed in elsewhere (another process). */
+  async recheckAuth(): Promise<void> {
+    const waiting = this.#own.filter(connection => connection.state === 'needs-auth');
+    await Promise.all(waiting.map(connection => connection.retry()));
+  }
+
+  /** True while one of its own servers runs a tool call. */
+  get busy(): boolean {
+    return this.#own.some(connection => connection.busy);
+  }
+
+  /**
+   * Closes its own connections and child processes (a per-user toolbox: only
+   * that user's), and removes their tools from `tools` and the index. The
+   * process-wide toolbox also closes every per-user one.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      await Promise.all(this.#connections.map(connection => connection.close()));
-      // Closed servers list no tools, so this sync (queued behind any running
-      // one) empties `tools` and removes exactly our names from the index.
-      await this.#catalog.sync().catch(() => {});
+      this.#options.parent?.onClose();
+      await this.#users?.closeAll();
+      await Promise.all(this.#own.map(connection => connection.close()));
+      // Queued behind any running sync: empties `tools` and drops our share of the index.
+      await this.#catalog.release();
     })();
     return this.#closing;
   }
@@ -144,13 +297,86 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     await this.close();
   }
 
-  async #backgroundSync(): Promise<void> {
+  /** Syncs after a change of its own servers or of the shared ones it borrows. */
+  async backgroundSync(): Promise<void> {
     if (this.#closing !== undefined || this.#refreshing > 0) return;
     try {
       await this.#catalog.sync();
     } catch (error) {
       this.#onEvent({ type: 'error', error: error as Error });
     }
+  }
+
+  #connection(name: string, config: McpServerConfig): McpServerConnection {
+    const { settings, onAuthorizationRequired, onElicitation } = this.#options;
+    const userId = this.#perUser.has(name) ? this.userId : undefined;
+    const shared = !this.#perUser.has(name) && this.#options.parent === undefined;
+    return new McpServerConnection({
+      name,
+      config,
+      userId,
+      settings: { ...settings, ...definedLimits(config) },
+      onEvent: this.#onEvent,
+      onElicitation,
+      onAuthorizationRequired: url =>
+        onAuthorizationRequired?.({
+          server: name,
+          ...(userId === undefined ? {} : { userId }),
+          ...(url === undefined ? {} : { url }),
+        }),
+      // A shared server's tools are in every per-user toolbox too.
+      onTools: () => {
+        void this.backgroundSync();
+        if (shared) this.#users?.forEach(user => void user.backgroundSync());
+      },
+    });
+  }
+
+  async #findAuthConnection({
+    server,
+    state,
+  }: {
+    server: string | undefined;
+    state: string | undefined;
+  }): Promise<McpServerConnection> {
+    const candidates = [...this.#own, ...this.#borrowed];
+    if (server !== undefined) {
+      const found = candidates.find(connection => connection.name === server);
+      if (found !== undefined) return found;
+      const hint = this.#perUser.has(server)
+        ? ' It signs in per user: call finishAuth on toolbox.forUser({ userId }).'
+        : '';
+      throw new InvalidArgumentError({
+        argument: 'server',
+        value: server,
+        message: `no MCP server "${server}" in this toolbox.${hint}`,
+      });
+    }
+    for (const connection of this.#own) {
+      const auth = configAuth(this.#options.servers[connection.name]!);
+      if (!isMcpOAuth(auth) || this.userId === undefined || state === undefined) continue;
+      const name = await auth.callbackServer({ userId: this.userId, state });
+      if (name === connection.name) return connection;
+    }
+    const perUser = this.#own.filter(connection => this.#perUser.has(connection.name));
+    if (state !== undefined && perUser.length > 0) {
+      throw new McpAuthorizationError({
+        server: perUser.map(connection => connection.name).join(','),
+        reason: 'invalid-state',
+        message:
+          'Cannot finish signing in: this sign-in is unknown, finished, expired or was started ' +
+          'by another user. Start the sign-in again.',
+      });
+    }
+    const waiting = candidates.filter(connection => connection.state === 'needs-auth');
+    if (waiting.length === 1) return waiting[0]!;
+    throw new InvalidArgumentError({
+      argument: 'server',
+      value: server,
+      message:
+        'name the server: the `state` does not identify a sign-in of this user ' +
+        `(${waiting.length} servers wait for one).`,
+    });
   }
 
   #assertOpen(): void {
@@ -161,6 +387,10 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       });
     }
   }
+}
+
+function configAuth(config: McpServerConfig): unknown {
+  return 'auth' in config ? config.auth : undefined;
 }
 
 function definedLimits(config: McpServerConfig): Partial<McpConnectionSettings> {

@@ -1,11 +1,16 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ElicitRequest,
+  ElicitResult,
+  Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
+import type { ConnectionAuth } from './auth/connection-auth.ts';
 import { createTransport } from './create-transport.ts';
 import { disposeConnection } from './dispose-connection.ts';
-import { isRequestTimeout } from './error-codes.ts';
+import { isRequestTimeout, isUnauthorized } from './error-codes.ts';
 import { linkSignal } from './linked-signal.ts';
 import { listAllTools } from './list-all-tools.ts';
 import type { McpServerConfig } from './types.ts';
@@ -39,6 +44,8 @@ export async function openClient({
   signal,
   handlers,
   onDisposal,
+  auth,
+  elicitation = ['form'],
 }: {
   /** The server's name, for errors. */
   server: string;
@@ -49,16 +56,27 @@ export async function openClient({
   /** Aborts connecting (close() or the caller). */
   signal: AbortSignal;
   /** Client callbacks, installed before connecting so nothing is missed. */
-  handlers: { onListChanged: () => void; onClose: () => void; onError: (error: Error) => void };
+  handlers: {
+    onListChanged: () => void;
+    onClose: () => void;
+    onError: (error: Error) => void;
+    /** Answers the server's `elicitation/create`. */
+    onElicitation: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+  };
   /** Receives the teardown of a failed attempt. */
   onDisposal: (disposal: Promise<void>) => void;
+  /** Sign-in of an HTTP server with `auth`. */
+  auth?: ConnectionAuth | undefined;
+  /** Elicitation modes offered to the server. */
+  elicitation?: readonly ('form' | 'url')[];
 }): Promise<OpenedClient> {
-  const [{ Client }, { ToolListChangedNotificationSchema }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [{ Client }, { ElicitRequestSchema, ToolListChangedNotificationSchema }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
   signal.throwIfAborted();
-  const transport = await createTransport({ server, config });
+  const transport = await createTransport({ server, config, auth });
   // The SDK forgets the child's pid as soon as it starts closing (and closes on
   // its own when the handshake fails); remember it to make sure the child dies.
   let pid: number | undefined;
@@ -67,7 +85,19 @@ export async function openClient({
     await start();
     pid = (transport as { pid?: number | null }).pid ?? undefined;
   };
-  const client = new Client(clientInfo, { capabilities: {} });
+  // Elicitation is always offered: without an app hook the answer is `decline`,
+  // which tells the server at once instead of leaving it to guess.
+  const client = new Client(clientInfo, {
+    capabilities: {
+      elicitation: {
+        ...(elicitation.includes('form') ? { form: { applyDefaults: true } } : {}),
+        ...(elicitation.includes('url') ? { url: {} } : {}),
+      },
+    },
+  });
+  client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+    handlers.onElicitation(request.params, extra.signal),
+  );
   // The SDK's own `listChanged` option re-reads only the first page; we re-list all.
   client.setNotificationHandler(ToolListChangedNotificationSchema, handlers.onListChanged);
   client.onclose = handlers.onClose;
@@ -78,6 +108,7 @@ export async function openClient({
       await client.connect(transport, { timeout: connectTimeoutMs, signal: link.signal });
     } catch (error) {
       signal.throwIfAborted();
+      if (isUnauthorized(error)) throw error;
       if (isRequestTimeout(error)) {
         throw new McpTimeoutError({
           server,
@@ -86,12 +117,15 @@ export async function openClient({
           cause: error,
         });
       }
+      const status = (error as { code?: unknown } | null)?.code;
       throw new McpConnectionError({
         server,
         cause: error,
         message:
           `Could not connect to MCP server "${server}": ${(error as Error)?.message ?? String(error)}. ` +
-          'Check its command/URL, and that it starts on its own.',
+          (status === 401 || status === 403
+            ? 'It requires sign-in: give it `auth` (createMcpOAuth() or an OAuthClientProvider).'
+            : 'Check its command/URL, and that it starts on its own.'),
       });
     } finally {
       link.dispose();

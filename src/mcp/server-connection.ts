@@ -1,12 +1,27 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ElicitRequest,
+  ElicitResult,
+  Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
+import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
+import { ConnectionAuth } from './auth/connection-auth.ts';
 import { backoffDelayMs } from './backoff-delay.ts';
 import { toCallError } from './call-error.ts';
+import { CallTracker } from './call-tracker.ts';
 import { disposeConnection } from './dispose-connection.ts';
-import { linkSignal } from './linked-signal.ts';
+import {
+  answerElicitation,
+  elicitationRequest,
+  type McpElicitationHandler,
+} from './elicitation.ts';
+import { isUnauthorized } from './error-codes.ts';
 import { listAllTools } from './list-all-tools.ts';
 import { openClient, type OpenedClient } from './open-client.ts';
+import { RelistScheduler } from './relist-scheduler.ts';
+import { serverUnavailable } from './server-unavailable.ts';
 import type { McpCallResult } from './to-model-output.ts';
 import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from './types.ts';
 
@@ -18,12 +33,16 @@ export type McpConnectionSettings = {
   maxPages: number;
   listChangedDebounceMs: number;
   reconnect: { initialDelayMs: number; maxDelayMs: number; maxAttempts: number };
+  elicitationTimeoutMs: number;
+  elicitationModes: readonly ('form' | 'url')[];
 };
 
 /**
  * One MCP server: connects, lists every page, follows `list_changed`
- * (throttled, full re-list), reconnects with backoff after a crash, and calls
- * tools. `onTools` fires whenever the server's tool list may have changed.
+ * (throttled, full re-list), reconnects with backoff after a crash, calls
+ * tools, answers elicitations through the app's hook, and, for servers with
+ * `auth`, turns "the user must sign in" into the `needs-auth` state until
+ * `finishAuth()`. `onTools` fires whenever its tool list may have changed.
  * Internal to `connectMcpServers`.
  *
  * @example
@@ -34,10 +53,14 @@ export type McpConnectionSettings = {
  */
 export class McpServerConnection {
   readonly name: string;
+  readonly userId: string | undefined;
   #config: McpServerConfig;
   #settings: McpConnectionSettings;
   #onTools: () => void;
   #onEvent: (event: McpEvent) => void;
+  #onElicitation: McpElicitationHandler | undefined;
+  #onAuthorizationRequired: ((url: string | undefined) => void) | undefined;
+  #auth: ConnectionAuth | undefined;
   #state: McpServerState = 'connecting';
   #tools: McpTool[] = [];
   #live: OpenedClient | undefined;
@@ -47,12 +70,13 @@ export class McpServerConnection {
   #attempts = 0;
   #lifetime = new AbortController();
   #connecting: Promise<unknown> | undefined;
-  #relistTimer: NodeJS.Timeout | undefined;
-  #relisting: Promise<void> | undefined;
-  #relistAgain = false;
+  #relists: RelistScheduler;
   #probing = false;
   #closing: Promise<void> | undefined;
   #disposals = new Set<Promise<void>>();
+  #calls = new CallTracker();
+  // The access token the server last refused; a different one in the store means someone signed in.
+  #refusedToken: string | undefined;
 
   constructor(options: {
     /** The server's name. */
@@ -65,12 +89,34 @@ export class McpServerConnection {
     onTools: () => void;
     /** Lifecycle events. */
     onEvent: (event: McpEvent) => void;
+    /** The user, for servers with per-user `auth`. */
+    userId?: string | undefined;
+    /** Answers the server's elicitations (declined without it). */
+    onElicitation?: McpElicitationHandler | undefined;
+    /** Told when the user has to sign in. */
+    onAuthorizationRequired?: ((url: string | undefined) => void) | undefined;
   }) {
     this.name = options.name;
+    this.userId = options.userId;
     this.#config = options.config;
     this.#settings = options.settings;
     this.#onTools = options.onTools;
     this.#onEvent = options.onEvent;
+    this.#onElicitation = options.onElicitation;
+    this.#onAuthorizationRequired = options.onAuthorizationRequired;
+    this.#relists = new RelistScheduler({
+      debounceMs: options.settings.listChangedDebounceMs,
+      run: () => this.#relistOnce(),
+    });
+    if ('auth' in options.config && options.config.auth !== undefined) {
+      this.#auth = new ConnectionAuth({
+        server: this.name,
+        serverUrl: new URL(options.config.url).href,
+        auth: options.config.auth,
+        userId: options.userId,
+        onAuthorizationUrl: () => {},
+      });
+    }
   }
 
   /** The server's current tools, as it names them. */
@@ -82,8 +128,14 @@ export class McpServerConnection {
     return this.#state;
   }
 
+  /** Tool calls running now. */
+  get busy(): boolean {
+    return this.#calls.busy;
+  }
+
   status(): McpServerStatus {
     const pid = this.#live?.pid;
+    const url = this.#state === 'needs-auth' ? this.#auth?.authorizationUrl : undefined;
     return {
       name: this.name,
       state: this.#state,
@@ -91,59 +143,102 @@ export class McpServerConnection {
       attempts: this.#attempts,
       ...(pid === undefined ? {} : { pid }),
       ...(this.#error === undefined ? {} : { error: this.#error }),
+      ...(url === undefined ? {} : { authorizationUrl: url }),
+      ...(this.userId === undefined ? {} : { userId: this.userId }),
     };
   }
 
-  /** First connection. Never throws: a failure leaves the server `failed` (see `status()`). */
+  /** First connection. Never throws: a failure leaves the server `failed` or `needs-auth`. */
   async start(abortSignal?: AbortSignal): Promise<void> {
     this.#state = 'connecting';
     try {
       await this.#connect(abortSignal);
     } catch (error) {
       if (this.state === 'closed') return;
+      if (isUnauthorized(error)) return void (await this.#needsAuth(error));
       this.#state = 'failed';
       this.#error = error as Error;
-      this.#onEvent({ type: 'connect-failed', server: this.name, error: error as Error });
+      this.#emit({ type: 'connect-failed', server: this.name, error: error as Error });
     }
   }
 
-  /** Tries a `failed` server again from scratch (no-op in any other state). */
+  /** Tries a `failed` server again from scratch; a `needs-auth` one once someone signed in. */
   async retry(abortSignal?: AbortSignal): Promise<void> {
-    if (this.#state !== 'failed') return;
+    if (this.#state === 'needs-auth') {
+      const tokens = await this.#auth?.provider.tokens();
+      if (tokens === undefined || tokens.access_token === this.#refusedToken) return;
+    } else if (this.#state !== 'failed') return;
     this.#attempts = 0;
     await this.start(abortSignal);
     if (this.state === 'ready') this.#onTools();
   }
 
-  /** Re-lists every page now (a listing already running is followed by a fresh one). */
-  relist(): Promise<void> {
-    if (this.#relisting !== undefined) {
-      this.#relistAgain = true;
-      return this.#relisting;
+  /**
+   * Exchanges the sign-in callback's `code` (checked against `state`) for
+   * tokens and connects. Throws {@link McpAuthorizationError} when the
+   * exchange fails or the server still refuses.
+   */
+  async finishAuth({
+    code,
+    state,
+    abortSignal,
+  }: {
+    code: string;
+    state?: string | undefined;
+    abortSignal?: AbortSignal | undefined;
+  }): Promise<void> {
+    if (this.#auth === undefined) {
+      throw new McpAuthorizationError({
+        server: this.name,
+        reason: 'no-auth',
+        message: `MCP server "${this.name}" has no \`auth\`; there is no sign-in to finish.`,
+      });
     }
-    this.#relisting = this.#runRelists().finally(() => (this.#relisting = undefined));
-    return this.#relisting;
+    if (this.#state === 'closed') throw this.#unavailable();
+    await this.#auth.finish({ code, state });
+    this.#emit({ type: 'authorized', server: this.name });
+    await this.#connecting?.catch(() => {});
+    // A live or reconnecting connection picks the new tokens up on its next request.
+    if (this.#state === 'ready' || this.#state === 'reconnecting') return;
+    this.#refusedToken = undefined;
+    this.#attempts = 0;
+    await this.start(abortSignal);
+    this.#onTools();
+    if (this.state !== 'ready') throw this.#error ?? this.#unavailable();
   }
 
-  /** Calls a tool by its server-side name; maps timeouts, crashes and server errors. */
+  /** Re-lists every page now (a listing already running is followed by a fresh one). */
+  relist(): Promise<void> {
+    return this.#relists.now();
+  }
+
+  /** Calls a tool by its server-side name; maps timeouts, crashes, sign-in and server errors. */
   async callTool(
     tool: string,
     args: Record<string, unknown>,
     abortSignal: AbortSignal | undefined,
+    toolCallId?: string,
   ): Promise<McpCallResult> {
     const live = this.#live;
     if (this.#state !== 'ready' || live === undefined) throw this.#unavailable(tool);
     const generation = this.#generation;
     const { callTimeoutMs } = this.#settings;
-    const link = linkSignal(abortSignal);
+    const timeout = new McpTimeoutError({
+      server: this.name,
+      operation: 'tools/call',
+      timeoutMs: callTimeoutMs,
+      tool,
+    });
     try {
-      const params = { name: tool, arguments: args };
-      const options = { timeout: callTimeoutMs, signal: link.signal };
-      return (await live.client.callTool(params, undefined, options)) as McpCallResult;
+      const { client } = live;
+      return await this.#calls.run({ client, tool, args, abortSignal, toolCallId, timeout });
     } catch (cause) {
-      // The SDK reports an abort as a timeout; the caller's own reason is clearer.
-      abortSignal?.throwIfAborted();
+      if (cause === timeout || abortSignal?.aborted) throw cause;
       if (this.state === 'closed') throw this.#unavailable(tool);
+      if (isUnauthorized(cause)) {
+        await this.#needsAuth(cause, generation);
+        throw this.#unavailable(tool);
+      }
       const { error, disconnected } = toCallError({
         server: this.name,
         tool,
@@ -152,8 +247,6 @@ export class McpServerConnection {
       });
       if (disconnected) this.#disconnected(generation, cause);
       throw error;
-    } finally {
-      link.dispose();
     }
   }
 
@@ -167,7 +260,7 @@ export class McpServerConnection {
     const wasReady = this.#state === 'ready';
     this.#state = 'closed';
     this.#generation++;
-    clearTimeout(this.#relistTimer);
+    this.#relists.cancel();
     const message = `MCP server "${this.name}" was closed.`;
     this.#lifetime.abort(new McpConnectionError({ server: this.name, message }));
     this.#tools = [];
@@ -177,6 +270,10 @@ export class McpServerConnection {
     this.#live = undefined;
     await disposeConnection({ ...live, terminateSession: wasReady });
     while (this.#disposals.size > 0) await Promise.all([...this.#disposals]);
+  }
+
+  #emit(event: McpEvent): void {
+    this.#onEvent(this.userId === undefined ? event : { ...event, userId: this.userId });
   }
 
   #track(disposal: Promise<void>): void {
@@ -193,10 +290,13 @@ export class McpServerConnection {
       limits: this.#settings,
       signal: abortSignal ? AbortSignal.any([lifetime, abortSignal]) : lifetime,
       onDisposal: disposal => this.#track(disposal),
+      auth: this.#auth,
+      elicitation: this.#settings.elicitationModes,
       handlers: {
         onListChanged: () => this.#listChanged(generation),
         onClose: () => this.#disconnected(generation, new Error('the connection closed')),
         onError: error => this.#transportError(generation, error),
+        onElicitation: (params, signal) => this.#elicit(params, signal),
       },
     });
     this.#connecting = attempt;
@@ -215,61 +315,111 @@ export class McpServerConnection {
     this.#error = undefined;
     this.#attempts = 0;
     const pid = live.pid === undefined ? {} : { pid: live.pid };
-    this.#onEvent({ type: 'connected', server: this.name, tools: live.tools.length, ...pid });
+    this.#emit({ type: 'connected', server: this.name, tools: live.tools.length, ...pid });
+  }
+
+  // The user has to sign in (again, or for more scope): drop the connection and
+  // its tools, keep the authorization URL for status() and the app's hook.
+  async #needsAuth(cause: unknown, generation = this.#generation): Promise<void> {
+    if (generation !== this.#generation || this.#state === 'closed') return;
+    this.#generation++;
+    this.#relists.cancel();
+    const live = this.#live;
+    this.#live = undefined;
+    if (live !== undefined) this.#track(disposeConnection(live));
+    const wasReady = this.#state === 'ready';
+    this.#state = 'needs-auth';
+    this.#tools = [];
+    this.#refusedToken = (await this.#auth?.provider.tokens())?.access_token;
+    const url = this.#auth?.authorizationUrl;
+    this.#error = new McpAuthorizationError({
+      server: this.name,
+      reason: 'needs-auth',
+      authorizationUrl: url,
+      cause,
+      message:
+        `MCP server "${this.name}" needs the user to sign in` +
+        (url === undefined ? '.' : ` at ${url}.`),
+    });
+    this.#emit({
+      type: 'needs-auth',
+      server: this.name,
+      ...(url === undefined ? {} : { authorizationUrl: url }),
+    });
+    try {
+      this.#onAuthorizationRequired?.(url);
+    } catch {
+      // The app's hook must not break the connection's state.
+    }
+    if (wasReady) this.#onTools();
+  }
+
+  #elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    return this.#calls.whileUserAnswers(async origin => {
+      const result = await answerElicitation({
+        handler: this.#onElicitation,
+        timeoutMs: this.#settings.elicitationTimeoutMs,
+        onError: error => this.#emit({ type: 'error', server: this.name, error }),
+        request: elicitationRequest({
+          params,
+          origin: {
+            server: this.name,
+            ...(this.userId === undefined ? {} : { userId: this.userId }),
+            ...origin,
+            abortSignal: AbortSignal.any([signal, this.#lifetime.signal]),
+          },
+        }),
+      });
+      this.#emit({ type: 'elicitation', server: this.name, action: result.action });
+      return result;
+    });
   }
 
   #listChanged(generation: number): void {
     if (generation !== this.#generation || this.#state !== 'ready') return;
-    this.#onEvent({ type: 'list-changed', server: this.name });
-    // Throttle: the first notification of a burst schedules one re-list; later ones join it.
-    if (this.#relistTimer !== undefined) return;
-    if (this.#relisting !== undefined) {
-      this.#relistAgain = true;
-      return;
-    }
-    this.#relistTimer = setTimeout(() => {
-      this.#relistTimer = undefined;
-      void this.relist();
-    }, this.#settings.listChangedDebounceMs);
+    this.#emit({ type: 'list-changed', server: this.name });
+    this.#relists.notify();
   }
 
-  async #runRelists(): Promise<void> {
-    do {
-      this.#relistAgain = false;
-      const live = this.#live;
-      const generation = this.#generation;
-      if (this.#state !== 'ready' || live === undefined) return;
-      try {
-        const tools = await listAllTools({
-          client: live.client,
-          server: this.name,
-          timeoutMs: this.#settings.listTimeoutMs,
-          maxPages: this.#settings.maxPages,
-          abortSignal: this.#lifetime.signal,
-        });
-        // A reconnect in the meantime lists on its own; this result may be stale.
-        if (generation !== this.#generation) return;
-        this.#tools = tools;
-        this.#onEvent({ type: 'relisted', server: this.name, tools: tools.length });
-        this.#onTools();
-      } catch (error) {
-        if (this.state === 'closed') return;
-        this.#onEvent({ type: 'error', server: this.name, error: error as Error });
-      }
-    } while (this.#relistAgain);
+  async #relistOnce(): Promise<void> {
+    const live = this.#live;
+    const generation = this.#generation;
+    if (this.#state !== 'ready' || live === undefined) return;
+    try {
+      const tools = await listAllTools({
+        client: live.client,
+        server: this.name,
+        timeoutMs: this.#settings.listTimeoutMs,
+        maxPages: this.#settings.maxPages,
+        abortSignal: this.#lifetime.signal,
+      });
+      // A reconnect in the meantime lists on its own; this result may be stale.
+      if (generation !== this.#generation) return;
+      this.#tools = tools;
+      this.#emit({ type: 'relisted', server: this.name, tools: tools.length });
+      this.#onTools();
+    } catch (error) {
+      if (this.state === 'closed') return;
+      if (isUnauthorized(error)) return void (await this.#needsAuth(error, generation));
+      this.#emit({ type: 'error', server: this.name, error: error as Error });
+    }
   }
 
   // The HTTP transport reports a dead server only as errors (its SSE stream
   // failing); a ping tells a real outage from a transient hiccup.
   #transportError(generation: number, error: Error): void {
     if (generation !== this.#generation || this.#state !== 'ready') return;
-    this.#onEvent({ type: 'error', server: this.name, error });
+    this.#emit({ type: 'error', server: this.name, error });
     const live = this.#live;
     if (this.#probing || live === undefined) return;
     this.#probing = true;
     live.client
       .ping({ timeout: Math.min(5_000, this.#settings.callTimeoutMs) })
-      .catch((pingError: unknown) => this.#disconnected(generation, pingError))
+      .catch((pingError: unknown) =>
+        isUnauthorized(pingError) || isUnauthorized(error)
+          ? this.#needsAuth(pingError, generation)
+          : this.#disconnected(generation, pingError),
+      )
       .finally(() => (this.#probing = false));
   }
 
@@ -280,7 +430,7 @@ export class McpServerConnection {
     const why = cause instanceof Error ? cause.message : String(cause);
     const message = `MCP server "${this.name}" disconnected (${why}).`;
     this.#error = new McpConnectionError({ server: this.name, cause, message });
-    this.#onEvent({ type: 'disconnected', server: this.name, error: this.#error });
+    this.#emit({ type: 'disconnected', server: this.name, error: this.#error });
     const live = this.#live;
     this.#live = undefined;
     this.#track(disposeConnection({ ...live }));
@@ -292,7 +442,7 @@ export class McpServerConnection {
     while (this.#attempts < maxAttempts) {
       const attempt = ++this.#attempts;
       const delayMs = backoffDelayMs({ attempt, initialDelayMs, maxDelayMs });
-      this.#onEvent({ type: 'reconnecting', server: this.name, attempt, delayMs });
+      this.#emit({ type: 'reconnecting', server: this.name, attempt, delayMs });
       try {
         await delay(delayMs, undefined, { signal: this.#lifetime.signal });
         await this.#connect();
@@ -300,30 +450,28 @@ export class McpServerConnection {
         return;
       } catch (error) {
         if (this.state === 'closed') return;
+        if (isUnauthorized(error)) {
+          await this.#needsAuth(error);
+          return this.#onTools();
+        }
         this.#error = error as Error;
-        this.#onEvent({ type: 'error', server: this.name, error: error as Error });
+        this.#emit({ type: 'error', server: this.name, error: error as Error });
       }
     }
     this.#state = 'failed';
     this.#tools = [];
     const error = this.#error ?? new Error('unknown');
-    this.#onEvent({ type: 'gave-up', server: this.name, error });
+    this.#emit({ type: 'gave-up', server: this.name, error });
     this.#onTools();
   }
 
-  #unavailable(tool: string): McpConnectionError {
-    const state = this.#state;
-    const cause = this.#error?.message;
-    const why =
-      state === 'closed'
-        ? 'the toolbox was closed'
-        : state === 'reconnecting'
-          ? `it is reconnecting after: ${cause ?? 'a disconnect'}; retry shortly`
-          : `it is ${state}${cause === undefined ? '' : ` (${cause})`}`;
-    return new McpConnectionError({
+  #unavailable(tool?: string): Error {
+    return serverUnavailable({
       server: this.name,
-      tool,
-      message: `Tool "${tool}" cannot run: MCP server "${this.name}" is not connected; ${why}.`,
+      state: this.#state,
+      error: this.#error,
+      authorizationUrl: this.#auth?.authorizationUrl,
+      ...(tool === undefined ? {} : { tool }),
     });
   }
 }

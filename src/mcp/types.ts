@@ -1,5 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ToolDescriptor, UpsertResult } from '../retrieval/types.ts';
+import type { McpServerAuth } from './auth/connection-auth.ts';
 
 /**
  * The part of the tool index that MCP discovery drives. `createToolIndex()`
@@ -49,8 +50,15 @@ export type McpHttpServerConfig = McpServerLimits & {
   type?: 'http';
   /** The MCP endpoint, e.g. `https://example.com/mcp`. */
   url: string | URL;
-  /** Headers sent with every request (e.g. `Authorization`). */
+  /** Headers sent with every request (e.g. a static `Authorization`). */
   headers?: Record<string, string>;
+  /**
+   * OAuth sign-in: `createMcpOAuth(...)` signs each user in on their own
+   * (tokens in your store; the server's tools come with `toolbox.forUser()`),
+   * or any MCP SDK `OAuthClientProvider` (e.g. `ClientCredentialsProvider`)
+   * for one identity shared by every user.
+   */
+  auth?: McpServerAuth;
 };
 
 /**
@@ -77,10 +85,13 @@ export type McpReconnectOptions = {
 };
 
 /**
- * `connecting` (first time), `ready`, `reconnecting` (after a crash; its tools
- * fail fast), `failed` (gave up; no tools), `closed`.
+ * `connecting` (first time), `ready`, `needs-auth` (the user has to sign in at
+ * `authorizationUrl`; no tools until then), `reconnecting` (after a crash;
+ * its tools fail fast), `failed` (gave up; no tools), `per-user` (signs in per
+ * user: its tools come with `toolbox.forUser()`), `closed`.
  */
-export type McpServerState = 'connecting' | 'ready' | 'reconnecting' | 'failed' | 'closed';
+export type McpServerState =
+  'connecting' | 'ready' | 'needs-auth' | 'reconnecting' | 'failed' | 'per-user' | 'closed';
 
 /** A snapshot of one server. */
 export type McpServerStatus = {
@@ -90,10 +101,14 @@ export type McpServerStatus = {
   tools: number;
   /** The child's pid while a stdio server runs. */
   pid?: number;
-  /** Why it is `failed` or `reconnecting`. */
+  /** Why it is `failed`, `reconnecting` or `needs-auth`. */
   error?: Error;
   /** Reconnect attempts since it was last ready. */
   attempts: number;
+  /** Where the user signs in, while `needs-auth`. */
+  authorizationUrl?: string;
+  /** The user this connection belongs to (servers with per-user `auth`). */
+  userId?: string;
 };
 
 /** What one synchronisation of tools + index changed (final, namespaced names). */
@@ -107,14 +122,18 @@ export type McpSyncResult = {
   durationMs: number;
 };
 
-/** Lifecycle events, for logs and metrics. */
-export type McpEvent =
+/** Lifecycle events, for logs and metrics; `userId` is set for per-user connections. */
+export type McpEvent = { userId?: string } & (
   | { type: 'connected'; server: string; tools: number; pid?: number }
   | { type: 'connect-failed'; server: string; error: Error }
   | { type: 'disconnected'; server: string; error: Error }
   | { type: 'reconnecting'; server: string; attempt: number; delayMs: number }
   | { type: 'gave-up'; server: string; error: Error }
+  | { type: 'needs-auth'; server: string; authorizationUrl?: string }
+  | { type: 'authorized'; server: string }
+  | { type: 'elicitation'; server: string; action: 'accept' | 'decline' | 'cancel' }
   | { type: 'list-changed'; server: string }
   | { type: 'relisted'; server: string; tools: number }
   | ({ type: 'synced' } & McpSyncResult)
-  | { type: 'error'; server?: string; error: Error };
+  | { type: 'error'; server?: string; error: Error }
+);

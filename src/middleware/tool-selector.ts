@@ -161,8 +161,15 @@ export class ToolSelector {
       // Without a request to match, the recently used tools are the best guess.
       for (const name of called.slice(0, this.topK)) keep(name, 'called');
     } else {
-      for (const hit of await this.search(query, offered, abortSignal))
+      // Pinned and forced tools are sent anyway: they must not take retrieval's seats.
+      const sentAnyway = reasons.size;
+      let seats = this.topK;
+      for (const hit of await this.search(query, offered, abortSignal, this.topK + sentAnyway)) {
+        if (seats === 0) break;
+        if (reasons.has(hit.name)) continue;
         keep(hit.name, 'top-k', hit.score);
+        seats--;
+      }
     }
     for (const name of called) keep(name, 'called');
 

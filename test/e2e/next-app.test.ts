@@ -10,13 +10,16 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listSandboxContainers } from '../../src/sandbox/index.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
+import type { Script } from '../fixtures/fake-openai/script.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';
 import { launchChromium } from './support/chromium.ts';
 import { describeE2E } from './support/describe-e2e.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
+import { notesScenario, playSignInScenario } from './support/play-sign-in.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
+type Turns = Extract<Script, unknown[]>;
 const appDir = join(root, 'examples/next-app');
 const nextBin = createRequire(join(appDir, 'package.json')).resolve('next/dist/bin/next');
 // As `npm start` runs it: Next leaves SIGTERM to instrumentation.ts, which closes the toolbelt.
@@ -33,7 +36,11 @@ describeE2E('next-app example in a browser', () => {
       env: { ...process.env, ...env },
       maxBuffer: 16 * 1024 * 1024,
     });
-    fake = await startFakeOpenAI({ script: weatherScenario(), streamDelayMs: 5 });
+    // The weather conversation, then the sign-in one (the tests below run in this order).
+    fake = await startFakeOpenAI({
+      script: [...(weatherScenario() as Turns), ...notesScenario()],
+      streamDelayMs: 5,
+    });
     const port = await freePort();
     app = await startAppProcess({
       command: process.execPath,
@@ -56,6 +63,16 @@ describeE2E('next-app example in a browser', () => {
       url: app.ready[1]!,
       fake,
       screenshot: join(root, 'test-results/e2e/next-app-chat.png'),
+    });
+  }, 120_000);
+
+  it('connects the bundled notes server from the chat and answers its form', async () => {
+    await using browser = await launchChromium();
+    await playSignInScenario({
+      context: browser.context,
+      url: app.ready[1]!,
+      fake,
+      screenshot: join(root, 'test-results/e2e/next-app-sign-in.png'),
     });
   }, 120_000);
 

@@ -55,6 +55,24 @@ describe('toolSelectionMiddleware with generateText', () => {
     });
   });
 
+  it('gives retrieval its k seats even when a pinned tool ranks among the best', async () => {
+    const events: ToolSelectionEvent[] = [];
+    const selection = toolSelection({
+      topK: 2,
+      pinned: ['get_weather'],
+      onSelect: e => events.push(e),
+    });
+    const model = scriptedModel([{ text: 'ok' }]);
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: selection.middleware }),
+      tools: toToolSet(catalog, []),
+      prompt: 'current weather conditions in Paris',
+    });
+    const reasons = events[0]!.selected.map(tool => `${tool.name}:${tool.reason}`);
+    expect(reasons).toContain('get_weather:pinned');
+    expect(reasons.filter(reason => reason.endsWith(':top-k'))).toHaveLength(2);
+  });
+
   it('never drops a tool that toolChoice forces', async () => {
     const selection = toolSelection({ topK: 2 });
     const model = scriptedModel([

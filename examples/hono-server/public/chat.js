@@ -1,6 +1,7 @@
 // The chat page: sends the conversation to POST /api/chat and renders the
 // streamed answer: which tools each model call was offered, tool calls, every
 // python attempt (the server's `data-repair` parts) and the text.
+import { renderMcpPart } from './mcp-parts.js';
 import { MessageBuilder, readChatResponse } from './ui-stream.js';
 
 const $ = selector => document.querySelector(selector);
@@ -136,6 +137,8 @@ function renderMessage(message, error) {
       const names = part.data.selected.map(tool => tool.name).join(',');
       if (names !== lastSelection) box.append(renderSelection(part.data));
       lastSelection = names;
+    } else if (part.type === 'data-mcp-auth' || part.type === 'data-mcp-elicitation') {
+      box.append(renderMcpPart(part));
     } else if (part.type === 'data-repair') {
       if (!calls.has(part.data.toolCallId)) box.append(renderRepair(part.data));
     } else if (part.type === 'dynamic-tool' || part.type.startsWith('tool-'))

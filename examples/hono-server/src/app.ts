@@ -4,16 +4,25 @@ import type { PythonSandbox, ToolIndex } from 'ai-toolbelt';
 import type { McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
 import { type ChatModel, chatResponse } from './chat-stream.ts';
+import type { ElicitationBroker } from './elicitation-broker.ts';
+import { type SignInToolbox, mcpRoutes, userIdOf } from './mcp-routes.ts';
 import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 
 /** Options of {@link createApp}. */
 export type ChatAppOptions = {
-  /** MCP tools, their index and server status: a toolbox from `connectMcpServers`. */
+  /**
+   * MCP tools, their index and server status: a toolbox from
+   * `connectMcpServers`. With `forUser`, each browser chats with its own
+   * per-user toolbox (servers that need sign-in) and the sign-in routes exist.
+   */
   toolbox: {
     readonly tools: ToolSet;
     readonly index: ToolIndex;
     status(): Record<string, McpServerStatus>;
+    forUser?: SignInToolbox['forUser'];
   };
+  /** Carries MCP elicitation forms to the chat and answers back (the toolbox's `onElicitation`). */
+  elicitations?: ElicitationBroker;
   /** The chat model; without it chat requests get a 503 saying what to set. */
   model?: ChatModel;
   /** Which model, for /healthz. */
@@ -32,6 +41,8 @@ const PUBLIC = new URL('../public/', import.meta.url);
 const ASSETS: Record<string, string> = {
   'chat.js': 'text/javascript; charset=utf-8',
   'ui-stream.js': 'text/javascript; charset=utf-8',
+  'mcp-parts.js': 'text/javascript; charset=utf-8',
+  'mcp.css': 'text/css; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 
@@ -55,10 +66,17 @@ export function createApp({
   pythonProblem,
   topK = 3,
   maxSteps = 8,
+  elicitations,
 }: ChatAppOptions): Hono {
   const app = new Hono();
+  const forUser = toolbox.forUser?.bind(toolbox);
+  if (forUser !== undefined) app.route('/', mcpRoutes({ toolbox: { forUser }, elicitations }));
 
-  app.get('/', async c => c.html(await readFile(new URL('index.html', PUBLIC), 'utf8')));
+  app.get('/', async c => {
+    // The page hands out this browser's user id cookie (per-user MCP sign-in).
+    if (forUser) userIdOf(c);
+    return c.html(await readFile(new URL('index.html', PUBLIC), 'utf8'));
+  });
   app.get('/assets/:file', async c => {
     const file = c.req.param('file');
     const type = ASSETS[file];
@@ -117,11 +135,15 @@ export function createApp({
         400,
       );
     }
+    // Each browser's own toolbox: shared servers plus the ones it signed in to.
+    const userId = userIdOf(c);
+    const mine = forUser ? await forUser({ userId, abortSignal: c.req.raw.signal }) : toolbox;
     return chatResponse({
       messages,
       model,
-      tools: toolbox.tools,
+      tools: mine.tools,
       index: toolbox.index,
+      mcp: { status: mine.status(), userId, elicitations },
       ...(sandbox ? { sandbox } : {}),
       topK,
       maxSteps,

@@ -20,6 +20,9 @@ import {
   toolResultImagesMiddleware,
   toolSelection,
 } from 'ai-toolbelt';
+import type { McpServerStatus } from 'ai-toolbelt/mcp';
+import type { ElicitationBroker } from './elicitation-broker.ts';
+import { writeMcpParts } from './mcp-chat-parts.ts';
 
 /** A model object, as `wrapLanguageModel` needs (not a gateway id string). */
 export type ChatModel = Exclude<LanguageModel, string>;
@@ -58,6 +61,12 @@ export type ChatResponseOptions = {
   maxSteps?: number;
   /** Ends the model calls and tool runs when the client goes away. */
   abortSignal?: AbortSignal;
+  /** The user's MCP servers: "Connect" cards for those needing sign-in, and elicitation forms. */
+  mcp?: {
+    status: Record<string, McpServerStatus>;
+    userId: string;
+    elicitations?: ElicitationBroker | undefined;
+  };
 };
 
 const SYSTEM =
@@ -87,10 +96,15 @@ export async function chatResponse({
   topK = 3,
   maxSteps = 8,
   abortSignal,
+  mcp,
 }: ChatResponseOptions): Promise<Response> {
+  let stopMcp = () => {};
   const stream = createUIMessageStream({
     originalMessages: messages,
+    onEnd: () => stopMcp(),
     async execute({ writer }) {
+      if (mcp) stopMcp = writeMcpParts({ writer, ...mcp });
+      abortSignal?.addEventListener('abort', () => stopMcp(), { once: true });
       let step = 0;
       // A selection per request, so its onSelect writes into this request's stream.
       const selection = toolSelection({

@@ -3,7 +3,9 @@
 // server on 127.0.0.1. Configuration comes from the environment; see README.md.
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
+import { ElicitationBroker } from './elicitation-broker.ts';
 import { loadMcpConfig } from './load-mcp-config.ts';
+import { startNotesSignIn } from './mcp-sign-in.ts';
 import { modelFromEnv } from './model-from-env.ts';
 import { openPythonSandbox } from './open-python-sandbox.ts';
 import { openToolbox } from './open-toolbox.ts';
@@ -15,9 +17,17 @@ const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.u
 
 const setup = modelFromEnv(env);
 const storage = await storeFromEnv(env);
+// The bundled notes server needs sign-in (per browser); NOTES_MCP=off leaves it out.
+const notes = await startNotesSignIn({
+  disabled: env.NOTES_MCP === 'off',
+  encryptionKey: env.MCP_TOKEN_KEY,
+  ...(storage.store ? { store: storage.store } : {}),
+});
+const elicitations = new ElicitationBroker();
 const [toolbox, python] = await Promise.all([
   openToolbox({
-    servers: await loadMcpConfig(configPath),
+    servers: { ...(await loadMcpConfig(configPath)), ...notes.servers },
+    onElicitation: elicitations.handler,
     ...(setup.embeddingModel ? { embeddingModel: setup.embeddingModel } : {}),
     ...(storage.store ? { store: storage.store } : {}),
     onEvent: event => {
@@ -37,6 +47,7 @@ const app = createApp({
   ...(python.sandbox ? { sandbox: python.sandbox } : {}),
   ...(python.problem ? { pythonProblem: python.problem } : {}),
   topK: Number(env.TOOLS_TOP_K ?? 3),
+  elicitations,
 });
 
 for (const server of Object.values(toolbox.status())) {
@@ -59,6 +70,7 @@ console.log(
 );
 
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, info => {
+  notes.setAppUrl(env.PUBLIC_URL ?? `http://127.0.0.1:${info.port}`);
   console.log(`Listening on http://127.0.0.1:${info.port}`);
 });
 
@@ -70,6 +82,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     server.close();
     // Closing ends the MCP child processes and removes the sandbox containers.
     await Promise.allSettled([toolbox.close(), python.sandbox?.close(), storage.store?.dispose()]);
+    await notes.close();
     process.exit(0);
   });
 }

@@ -1,6 +1,7 @@
 import type { EmbeddingModel } from 'ai';
 import { createToolIndex } from 'ai-toolbelt';
 import {
+  type McpElicitationHandler,
   type McpEvent,
   type McpServerConfig,
   type McpToolbox,
@@ -14,6 +15,8 @@ export type OpenToolboxOptions = {
   servers: Record<string, McpServerConfig>;
   /** MCP lifecycle events, for the log. */
   onEvent?: (event: McpEvent) => void;
+  /** Answers servers' questions to the user (elicitation). */
+  onElicitation?: McpElicitationHandler;
   /** Embeddings for hybrid retrieval; lexical without. */
   embeddingModel?: EmbeddingModel;
   /** Where embeddings are kept between processes (see `storeFromEnv`). */
@@ -38,12 +41,18 @@ export type OpenToolboxOptions = {
 export async function openToolbox({
   servers,
   onEvent,
+  onElicitation,
   embeddingModel,
   store,
   log = console,
 }: OpenToolboxOptions): Promise<McpToolbox> {
   const connect = (index = createToolIndex()) =>
-    connectMcpServers({ servers, index, ...(onEvent ? { onEvent } : {}) });
+    connectMcpServers({
+      servers,
+      index,
+      ...(onEvent ? { onEvent } : {}),
+      ...(onElicitation ? { onElicitation } : {}),
+    });
   if (embeddingModel === undefined) return connect();
   const index = createToolIndex({
     embeddingModel,

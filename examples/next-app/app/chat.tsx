@@ -3,6 +3,7 @@
 import { useChat } from '@ai-sdk/react';
 import { type FormEvent, useRef, useState } from 'react';
 import type { ChatMessage } from '../lib/chat-message';
+import { McpAuthCard, McpElicitationForm } from './mcp-parts';
 import { PythonTimeline, usePythonHistory } from './python-timeline';
 import { ToolSelection } from './tool-selection';
 
@@ -54,6 +55,10 @@ export function Chat() {
                   if (previous && names(previous.data) === names(part.data)) return null;
                   return <ToolSelection key={key} data={part.data} />;
                 }
+                case 'data-mcp-auth':
+                  return <McpAuthCard key={key} data={part.data} />;
+                case 'data-mcp-elicitation':
+                  return <McpElicitationForm key={key} data={part.data} />;
                 case 'tool-python':
                   return <PythonTimeline key={key} part={part} history={history} />;
                 case 'dynamic-tool':

@@ -15,6 +15,19 @@ export type ToolSelectionData = {
   retrieval: string;
 };
 
+/** The `data-mcp-auth` part: a server waiting for the user to connect it. */
+export type McpAuthData = { server: string; url: string };
+
+/** The `data-mcp-elicitation` part: a server's question during a tool call, as a form. */
+export type McpElicitationData = {
+  id: string;
+  server: string;
+  message: string;
+  requestedSchema?: unknown;
+  toolCallId?: string;
+  state: 'pending' | 'accept' | 'decline' | 'cancel';
+};
+
 /**
  * The chat's UI message type, shared by the route and the page: a
  * `data-tool-selection` part per model call and the typed `python` tool (its
@@ -23,6 +36,10 @@ export type ToolSelectionData = {
  */
 export type ChatMessage = UIMessage<
   never,
-  { 'tool-selection': ToolSelectionData },
+  {
+    'tool-selection': ToolSelectionData;
+    'mcp-auth': McpAuthData;
+    'mcp-elicitation': McpElicitationData;
+  },
   { python: { input: { code: string }; output: PythonToolOutput } }
 >;

@@ -4,13 +4,19 @@ import { createToolIndex } from 'ai-toolbelt';
 import { connectMcpServers, type McpServerConfig, type McpToolbox } from 'ai-toolbelt/mcp';
 import type { Sandbox } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
+import { ElicitationBroker } from './elicitation-broker';
+import { startNotesSignIn } from './mcp-sign-in';
 import { embeddingModel } from './model';
 import { storeFromEnv } from './store';
 
 /** What every request shares: the MCP toolbox and the python sandbox. */
 export type Toolbelt = {
-  /** MCP tools and their index, kept current while the server runs. */
+  /** MCP tools and their index, kept current while the server runs; `forUser()` per browser. */
   toolbox: McpToolbox;
+  /** Carries the servers' elicitation forms to the chat and the answers back. */
+  elicitations: ElicitationBroker;
+  /** Stops the bundled notes server. */
+  closeNotes: () => Promise<void>;
   /** The Docker + gVisor sandbox; undefined when python is disabled. */
   sandbox?: Sandbox;
   /** Why python is disabled, with what to do about it. */
@@ -45,11 +51,23 @@ export function getToolbelt(): Promise<Toolbelt> {
 
 async function openToolbelt(): Promise<Toolbelt> {
   const { store, description: storeDescription } = await storeFromEnv();
+  // The bundled notes server needs sign-in, per browser (see lib/mcp-sign-in.ts).
+  const notes = await startNotesSignIn();
+  const elicitations = new ElicitationBroker();
+  const connect = { onElicitation: elicitations.handler };
   const [toolbox, python] = await Promise.all([
-    openToolbox(await loadServers(), store, storeDescription),
+    openToolbox(
+      { ...(await loadServers()), ...notes.servers },
+      store,
+      storeDescription,
+      connect,
+    ).catch(async error => {
+      await notes.close();
+      throw error;
+    }),
     openSandbox(),
   ]);
-  return { toolbox, ...python, ...(store ? { store } : {}) };
+  return { toolbox, elicitations, closeNotes: notes.close, ...python, ...(store ? { store } : {}) };
 }
 
 // Hybrid retrieval (lexical + embeddings) when an embedding model is configured,
@@ -58,6 +76,7 @@ async function openToolbox(
   servers: Record<string, McpServerConfig>,
   store: Storage | undefined,
   storeDescription: string,
+  connect: Pick<Parameters<typeof connectMcpServers>[0], 'onElicitation'>,
 ): Promise<McpToolbox> {
   const embeddings = embeddingModel();
   if (embeddings.model) {
@@ -70,7 +89,7 @@ async function openToolbox(
       },
     });
     try {
-      const toolbox = await connectMcpServers({ servers, index });
+      const toolbox = await connectMcpServers({ servers, index, ...connect });
       console.log(
         `[retrieval] hybrid: ${embeddings.description}, embeddings kept in ${storeDescription}`,
       );
@@ -80,11 +99,11 @@ async function openToolbox(
       console.warn(
         `[retrieval] lexical: embedding the tools failed (${error instanceof Error ? error.message : String(error)})`,
       );
-      return connectMcpServers({ servers });
+      return connectMcpServers({ servers, ...connect });
     }
   }
   console.log(`[retrieval] lexical: no embedding model (${embeddings.description})`);
-  return connectMcpServers({ servers });
+  return connectMcpServers({ servers, ...connect });
 }
 
 /**
@@ -105,6 +124,7 @@ export async function closeToolbelt(): Promise<void> {
     toolbelt?.sandbox?.close(),
     toolbelt?.store?.dispose(),
   ]);
+  await toolbelt?.closeNotes();
 }
 
 // MCP_CONFIG or ./mcp.config.json: `{ servers: { name: { command, args } | { url } } }`.
@@ -130,7 +150,7 @@ async function loadServers(): Promise<Record<string, McpServerConfig>> {
   );
 }
 
-async function openSandbox(): Promise<Omit<Toolbelt, 'toolbox'>> {
+async function openSandbox(): Promise<Pick<Toolbelt, 'sandbox' | 'pythonProblem'>> {
   if (process.env.PYTHON_SANDBOX === 'off')
     return { pythonProblem: 'turned off with PYTHON_SANDBOX=off.' };
   try {

@@ -18,7 +18,10 @@ import {
 } from 'ai-toolbelt';
 import type { ChatMessage } from '../../../lib/chat-message';
 import { MISSING_MODEL_MESSAGE, chatModel } from '../../../lib/model';
+import { writeMcpParts } from '../../../lib/mcp-parts';
+import { noteAppOrigin } from '../../../lib/mcp-sign-in';
 import { getToolbelt } from '../../../lib/toolbelt';
+import { currentUserId } from '../../../lib/user-id';
 
 // Node, not edge: MCP stdio servers are child processes and the sandbox talks to Docker.
 export const runtime = 'nodejs';
@@ -44,11 +47,19 @@ export async function POST(request: Request): Promise<Response> {
     );
   }
   // One toolbox and sandbox per process (see lib/toolbelt.ts); the rest is per request.
-  const { toolbox, sandbox } = await getToolbelt();
+  const { toolbox, sandbox, elicitations } = await getToolbelt();
+  // This browser's toolbox: the shared servers plus those it signed in to.
+  noteAppOrigin(request);
+  const userId = await currentUserId();
+  const mine = await toolbox.forUser({ userId, abortSignal: request.signal });
 
+  let stopMcp = () => {};
   const stream = createUIMessageStream<ChatMessage>({
     originalMessages: messages,
+    onEnd: () => stopMcp(),
     async execute({ writer }) {
+      stopMcp = writeMcpParts({ writer, status: mine.status(), userId, elicitations });
+      request.signal.addEventListener('abort', () => stopMcp(), { once: true });
       let step = 0;
       const selection = toolSelection({
         index: toolbox.index,
@@ -66,7 +77,7 @@ export async function POST(request: Request): Promise<Response> {
       // The python tool streams running / failed / success (with charts and files) as
       // preliminary outputs of its tool part.
       const tools: ToolSet = {
-        ...toolbox.tools,
+        ...mine.tools,
         ...(sandbox ? { python: pythonTool({ sandbox, files }) } : {}),
       };
       const result = streamText({

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { McpElicitationResult, McpServerStatus } from 'ai-toolbelt/mcp';
+import { type Context, Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { ElicitationBroker } from './elicitation-broker.ts';
+
+/** The part of a toolbox the sign-in routes use (`connectMcpServers()` returns one). */
+export type SignInToolbox = {
+  forUser(options: { userId: string; abortSignal?: AbortSignal }): Promise<{
+    readonly tools: import('ai').ToolSet;
+    status(): Record<string, McpServerStatus>;
+    finishAuth(options: { code: string; state?: string }): Promise<McpServerStatus>;
+  }>;
+};
+
+const COOKIE = 'uid';
+
+/**
+ * This browser's user id. The example has no login, so each browser gets a
+ * random id in an HTTP-only cookie; a real app takes the id from its session.
+ *
+ * @example
+ * ```ts
+ * const toolbox = await root.forUser({ userId: userIdOf(c) });
+ * ```
+ */
+export function userIdOf(c: Context): string {
+  const known = getCookie(c, COOKIE);
+  if (known !== undefined && /^[\w-]{16,64}$/.test(known)) return known;
+  const fresh = randomUUID();
+  setCookie(c, COOKIE, fresh, { httpOnly: true, sameSite: 'Lax', path: '/' });
+  return fresh;
+}
+
+/**
+ * The sign-in and elicitation routes: `GET /api/mcp/callback` (the OAuth
+ * redirect: finishes the user's sign-in in one call and tells the chat page)
+ * and `POST /api/mcp/elicitations/:id` (the answer to a form).
+ *
+ * @example
+ * ```ts
+ * app.route('/', mcpRoutes({ toolbox, elicitations }));
+ * ```
+ */
+export function mcpRoutes({
+  toolbox,
+  elicitations,
+}: {
+  /** The process-wide toolbox. */
+  toolbox: SignInToolbox;
+  /** Where forms wait for answers. */
+  elicitations?: ElicitationBroker | undefined;
+}): Hono {
+  const app = new Hono();
+
+  app.get('/api/mcp/callback', async c => {
+    const code = c.req.query('code');
+    const state = c.req.query('state');
+    const denied = c.req.query('error');
+    if (denied !== undefined || code === undefined)
+      return c.html(page(`Sign-in did not complete (${denied ?? 'no code'}).`, undefined), 400);
+    try {
+      const mine = await toolbox.forUser({ userId: userIdOf(c) });
+      const status = await mine.finishAuth({ code, ...(state === undefined ? {} : { state }) });
+      return c.html(page(`Connected to ${status.name}. You can close this tab.`, status.name));
+    } catch (error) {
+      return c.html(page(`Sign-in failed: ${(error as Error).message}`, undefined), 400);
+    }
+  });
+
+  app.post('/api/mcp/elicitations/:id', async c => {
+    const body = await c.req.json<McpElicitationResult>().catch(() => undefined);
+    if (body === undefined || !['accept', 'decline', 'cancel'].includes(body.action))
+      return c.json(
+        { error: 'Expected { action: "accept" | "decline" | "cancel", content? }' },
+        400,
+      );
+    const answered = elicitations?.answer({
+      id: c.req.param('id'),
+      userId: userIdOf(c),
+      result: body,
+    });
+    return answered
+      ? c.json({ ok: true })
+      : c.json({ error: 'No such question waits for you.' }, 404);
+  });
+
+  return app;
+}
+
+// The callback's page: tells the chat (its opener) which server is connected, then closes.
+function page(message: string, server: string | undefined): string {
+  const safe = message.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
+  const notify =
+    server === undefined
+      ? ''
+      : `<script>window.opener?.postMessage(${JSON.stringify({ type: 'mcp-connected', server })}, location.origin);setTimeout(() => window.close(), 800);</script>`;
+  return `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result">${safe}</p>${notify}`;
+}

@@ -1,0 +1,37 @@
+import { getToolbelt } from '../../../../lib/toolbelt';
+import { currentUserId } from '../../../../lib/user-id';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+
+/**
+ * The OAuth redirect of an MCP server's sign-in: finishes it for this
+ * browser's user in one call, then tells the chat tab (its opener) and closes.
+ */
+export async function GET(request: Request): Promise<Response> {
+  const params = new URL(request.url).searchParams;
+  const code = params.get('code');
+  const state = params.get('state');
+  if (code === null)
+    return page(`Sign-in did not complete (${params.get('error') ?? 'no code'}).`, 400);
+  try {
+    const { toolbox } = await getToolbelt();
+    const mine = await toolbox.forUser({ userId: await currentUserId() });
+    const status = await mine.finishAuth({ code, ...(state === null ? {} : { state }) });
+    return page(`Connected to ${status.name}. You can close this tab.`, 200, status.name);
+  } catch (error) {
+    return page(`Sign-in failed: ${(error as Error).message}`, 400);
+  }
+}
+
+function page(message: string, status: number, server?: string): Response {
+  const safe = message.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
+  const notify =
+    server === undefined
+      ? ''
+      : `<script>window.opener?.postMessage(${JSON.stringify({ type: 'mcp-connected', server })}, location.origin);setTimeout(() => window.close(), 800);</script>`;
+  return new Response(
+    `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result">${safe}</p>${notify}`,
+    { status, headers: { 'content-type': 'text/html; charset=utf-8' } },
+  );
+}

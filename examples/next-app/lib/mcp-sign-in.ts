@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type McpServerConfig, createMcpOAuth } from 'ai-toolbelt/mcp';
+import { createStorage } from 'unstorage';
+
+/** What {@link startNotesSignIn} set up. */
+export type NotesSignIn = {
+  /** `{ notes: { url, auth } }` to add to the toolbox's servers (empty when off). */
+  servers: Record<string, McpServerConfig>;
+  /** Stops the notes server. */
+  close(): Promise<void>;
+};
+
+// The sign-in callback is this app's /api/mcp/callback; the origin comes from
+// PUBLIC_URL or, failing that, the requests the app serves (see noteAppOrigin).
+// On globalThis: each route's bundle has its own copy of this module.
+const shared = globalThis as typeof globalThis & { __aiToolbeltAppOrigin?: string };
+shared.__aiToolbeltAppOrigin ??= process.env.PUBLIC_URL;
+
+/**
+ * Remembers where the app is reached (the first request's origin), for the
+ * OAuth callback URL, unless `PUBLIC_URL` says it.
+ *
+ * @example
+ * ```ts
+ * noteAppOrigin(request);
+ * ```
+ */
+export function noteAppOrigin(request: Request): void {
+  // The Host the browser used: Next may report its own name for itself in request.url,
+  // and the callback must reach the same host for the browser to send its cookie.
+  const url = new URL(request.url);
+  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host') ?? url.host;
+  const protocol = request.headers.get('x-forwarded-proto') ?? url.protocol.replace(':', '');
+  shared.__aiToolbeltAppOrigin ??= `${protocol}://${host}`;
+}
+
+/**
+ * Starts the bundled notes server (an MCP server that needs sign-in, with
+ * its own OAuth authorization server; `../hono-server/mcp-servers`) as a
+ * child process, and the per-user sign-in for it: tokens in an `unstorage`
+ * Storage (memory here; Redis or Vercel KV in a deployment), encrypted when
+ * `MCP_TOKEN_KEY` is set. `NOTES_MCP=off` leaves it out.
+ *
+ * @example
+ * ```ts
+ * const notes = await startNotesSignIn();
+ * const toolbox = await connectMcpServers({ servers: { ...servers, ...notes.servers } });
+ * ```
+ */
+export async function startNotesSignIn(): Promise<NotesSignIn> {
+  if (process.env.NOTES_MCP === 'off') return { servers: {}, close: async () => {} };
+  // turbopackIgnore: a run-time path, not a module of the app.
+  const script = resolve(/* turbopackIgnore: true */ '../hono-server/mcp-servers/notes-server.ts');
+  // Its own port (not Next's PORT); it exits when our end of its stdin closes.
+  const { PORT: _nextPort, ...env } = process.env;
+  const child = spawn(process.execPath, [script], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...env, NOTES_PORT: '0', NOTES_EXIT_WITH_STDIN: '1' },
+  });
+  const url = await firstUrl(child);
+  const oauth = createMcpOAuth({
+    store: createStorage(),
+    redirectUrl: () => {
+      const origin = shared.__aiToolbeltAppOrigin;
+      if (origin === undefined) throw new Error('no request has reached the app yet');
+      return new URL('/api/mcp/callback', origin);
+    },
+    clientName: 'ai-toolbelt Next.js example',
+    ...(process.env.MCP_TOKEN_KEY ? { encryptionKey: process.env.MCP_TOKEN_KEY } : {}),
+  });
+  return {
+    servers: { notes: { url, auth: oauth } },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise(done => child.once('exit', done));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// The server prints {"url": ...} once it listens.
+async function firstUrl(child: ChildProcess): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', code => reject(new Error(`the notes server exited (${code})`))),
+  );
+  const line = await Promise.race([new Promise<string>(done => lines.once('line', done)), exited]);
+  lines.close();
+  return (JSON.parse(line) as { url: string }).url;
+}

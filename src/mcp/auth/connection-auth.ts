@@ -1,0 +1,153 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import { type McpOAuth, isMcpOAuth } from './create-mcp-oauth.ts';
+import type { StoredOAuthProvider } from './stored-oauth-provider.ts';
+
+/** What a server's `auth` may be: an SDK provider (one identity for everybody) or per-user sign-in. */
+export type McpServerAuth = OAuthClientProvider | McpOAuth;
+
+/**
+ * The sign-in side of one connection: the provider handed to the SDK's HTTP
+ * transport (its authorization URL captured, so the server can report
+ * `needs-auth` with it), a fetch that notices a 403 `insufficient_scope` so
+ * the next authorization asks for more scope, and the code exchange of the
+ * callback. Internal to `connectMcpServers`.
+ *
+ * @example
+ * ```ts
+ * const auth = new ConnectionAuth({ server: 'github', serverUrl, auth: oauth, userId, onAuthorizationUrl });
+ * new StreamableHTTPClientTransport(url, { authProvider: auth.provider, fetch: auth.fetch });
+ * ```
+ */
+export class ConnectionAuth {
+  readonly provider: OAuthClientProvider;
+  readonly fetch: FetchLike;
+  readonly #server: string;
+  readonly #serverUrl: string;
+  readonly #auth: McpServerAuth;
+  readonly #userId: string | undefined;
+  #authorizationUrl: string | undefined;
+
+  constructor({
+    server,
+    serverUrl,
+    auth,
+    userId,
+    onAuthorizationUrl,
+  }: {
+    /** The server's name. */
+    server: string;
+    /** Its MCP endpoint. */
+    serverUrl: string;
+    /** The server config's `auth`. */
+    auth: McpServerAuth;
+    /** The user, for per-user sign-in. */
+    userId: string | undefined;
+    /** Called with each authorization URL the SDK produces. */
+    onAuthorizationUrl: (url: string) => void;
+  }) {
+    this.#server = server;
+    this.#serverUrl = serverUrl;
+    this.#auth = auth;
+    this.#userId = userId;
+    const capture = (url: URL): void => {
+      this.#authorizationUrl = url.href;
+      onAuthorizationUrl(url.href);
+    };
+    if (isMcpOAuth(auth)) {
+      if (userId === undefined) throw new Error(`MCP server "${server}" signs in per user`);
+      const stored = auth.provider({ userId, server, serverUrl, onRedirect: capture });
+      this.provider = stored;
+      this.fetch = stepUpFetch(stored);
+    } else {
+      this.provider = capturingProvider(auth, capture);
+      this.fetch = (input, init) => fetch(input, init);
+    }
+  }
+
+  /** The last authorization URL, while the user has not finished signing in. */
+  get authorizationUrl(): string | undefined {
+    return this.#authorizationUrl;
+  }
+
+  /** Exchanges the callback's code for tokens (saved by the provider). */
+  async finish({ code, state }: { code: string; state?: string | undefined }): Promise<void> {
+    const server = this.#server;
+    if (typeof code !== 'string' || code === '') {
+      throw new McpAuthorizationError({
+        server,
+        reason: 'exchange-failed',
+        message: `Cannot finish signing in to MCP server "${server}": the callback has no \`code\`.`,
+      });
+    }
+    let provider = this.provider;
+    let bound: StoredOAuthProvider | undefined;
+    if (isMcpOAuth(this.#auth)) {
+      bound = await this.#auth.providerForCallback({
+        userId: this.#userId as string,
+        server,
+        serverUrl: this.#serverUrl,
+        state: state as string,
+      });
+      provider = bound;
+    }
+    const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+    try {
+      const result = await auth(provider, {
+        serverUrl: this.#serverUrl,
+        authorizationCode: code,
+        fetchFn: this.fetch,
+      });
+      if (result !== 'AUTHORIZED') throw new Error(`the SDK answered ${result}`);
+      this.#authorizationUrl = undefined;
+    } catch (error) {
+      throw new McpAuthorizationError({
+        server,
+        reason: 'exchange-failed',
+        cause: error,
+        message:
+          `Signing in to MCP server "${server}" failed: ${(error as Error)?.message ?? String(error)}. ` +
+          'Start the sign-in again.',
+      });
+    } finally {
+      await bound?.consumeFlow();
+    }
+  }
+}
+
+// Wraps an app's own provider so its authorization URL is seen too; every
+// other member is the provider's own (bound, so getters and `this` work).
+function capturingProvider(
+  provider: OAuthClientProvider,
+  capture: (url: URL) => void,
+): OAuthClientProvider {
+  return new Proxy(provider, {
+    get(target, property) {
+      if (property === 'redirectToAuthorization') {
+        return async (url: URL) => {
+          capture(url);
+          await target.redirectToAuthorization(url);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+// The SDK retries a 403 `insufficient_scope` by calling auth() with the new
+// scope, but auth() refreshes first when it has a refresh token, and a
+// refresh keeps the old scope. Telling the provider the required scope makes
+// it hold back the refresh token, so auth() starts a new authorization.
+function stepUpFetch(provider: StoredOAuthProvider): FetchLike {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.status === 403) {
+      const header = response.headers.get('www-authenticate') ?? '';
+      const scope = /scope="([^"]*)"/i.exec(header)?.[1];
+      if (/error="?insufficient_scope/i.test(header) && scope) provider.requireScope(scope);
+    }
+    return response;
+  };
+}

@@ -67,7 +67,16 @@ export async function createTransport({
       stderr = 'inherit',
     } = config as Extract<McpServerConfig, { command: string }>;
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    return new StdioClientTransport({
+    // The SDK forgets the child's pid as soon as it starts closing (and closes on its own when
+    // the handshake fails); remembering it at start lets disposal make sure the child dies.
+    class PidKeepingTransport extends StdioClientTransport {
+      startedPid: number | undefined;
+      override async start(): Promise<void> {
+        await super.start();
+        this.startedPid = this.pid ?? undefined;
+      }
+    }
+    return new PidKeepingTransport({
       command,
       args,
       stderr,

@@ -77,14 +77,8 @@ export async function openClient({
     ]);
   signal.throwIfAborted();
   const transport = await createTransport({ server, config, auth });
-  // The SDK forgets the child's pid as soon as it starts closing (and closes on
-  // its own when the handshake fails); remember it to make sure the child dies.
-  let pid: number | undefined;
-  const start = transport.start.bind(transport);
-  transport.start = async () => {
-    await start();
-    pid = (transport as { pid?: number | null }).pid ?? undefined;
-  };
+  // A stdio child's pid, kept by the transport at start (see createTransport).
+  const startedPid = () => (transport as { startedPid?: number }).startedPid;
   // Elicitation is always offered: without an app hook the answer is `decline`,
   // which tells the server at once instead of leaving it to guess.
   const client = new Client(clientInfo, {
@@ -137,11 +131,11 @@ export async function openClient({
       maxPages,
       abortSignal: signal,
     });
-    return { client, transport, pid, tools };
+    return { client, transport, pid: startedPid(), tools };
   } catch (error) {
     // A stuck child may take seconds to die (stdin EOF, SIGTERM, SIGKILL):
     // report the failure now and let close() wait for the exit.
-    onDisposal(disposeConnection({ client, transport, pid }));
+    onDisposal(disposeConnection({ client, transport, pid: startedPid() }));
     throw error;
   }
 }

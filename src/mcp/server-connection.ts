@@ -8,7 +8,8 @@ import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
 import { ConnectionAuth } from './auth/connection-auth.ts';
-import { backoffDelayMs } from './backoff-delay.ts';
+import { backoffDelayMs } from '../util/backoff-delay.ts';
+import { PendingWork } from '../util/pending-work.ts';
 import { toCallError } from './call-error.ts';
 import { CallTracker } from './call-tracker.ts';
 import { disposeConnection } from './dispose-connection.ts';
@@ -73,7 +74,7 @@ export class McpServerConnection {
   #relists: RelistScheduler;
   #probing = false;
   #closing: Promise<void> | undefined;
-  #disposals = new Set<Promise<void>>();
+  #disposals = new PendingWork();
   #calls = new CallTracker();
   // The access token the server last refused; a different one in the store means someone signed in.
   #refusedToken: string | undefined;
@@ -269,7 +270,7 @@ export class McpServerConnection {
     const live = this.#live;
     this.#live = undefined;
     await disposeConnection({ ...live, terminateSession: wasReady });
-    while (this.#disposals.size > 0) await Promise.all([...this.#disposals]);
+    await this.#disposals.settled();
   }
 
   #emit(event: McpEvent): void {
@@ -277,8 +278,7 @@ export class McpServerConnection {
   }
 
   #track(disposal: Promise<void>): void {
-    this.#disposals.add(disposal);
-    void disposal.finally(() => this.#disposals.delete(disposal));
+    this.#disposals.track(disposal);
   }
 
   async #connect(abortSignal?: AbortSignal): Promise<void> {

@@ -1,4 +1,5 @@
 import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
+import { withDeadline } from '../util/with-deadline.ts';
 
 /**
  * Waits for a store operation at most `timeoutMs` (then an
@@ -21,28 +22,15 @@ export async function withStoreTimeout<T>({
   /** Stops waiting with the signal's reason. */
   abortSignal?: AbortSignal | undefined;
 }): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new EmbeddingStoreError({
-            operation,
-            reason: 'timeout',
-            message: `no answer within ${timeoutMs} ms`,
-          }),
-        ),
-      timeoutMs,
-    );
-    onAbort = () => reject(abortSignal?.reason);
-    abortSignal?.addEventListener('abort', onAbort, { once: true });
+  return withDeadline({
+    timeoutMs,
+    abortSignal,
+    run: () => promise,
+    timeoutError: () =>
+      new EmbeddingStoreError({
+        operation,
+        reason: 'timeout',
+        message: `no answer within ${timeoutMs} ms`,
+      }),
   });
-  try {
-    abortSignal?.throwIfAborted();
-    return await Promise.race([promise, stop]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) abortSignal?.removeEventListener('abort', onAbort);
-  }
 }

@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { dockerCall, isGone } from './docker-call.ts';
 import { isTransportError, toEngineError } from './engine-errors.ts';
+import { PendingWork } from '../util/pending-work.ts';
 
 /**
  * Removes used containers in the background (a gVisor teardown takes ~70-100 ms, which
@@ -11,7 +12,7 @@ import { isTransportError, toEngineError } from './engine-errors.ts';
  * not answer is handed to `onDeferred` instead (the engine retries it when it is back).
  */
 export class CleanupTracker {
-  private readonly pending = new Set<Promise<void>>();
+  private readonly pending = new PendingWork();
   private failures: { id: string; cause: unknown }[] = [];
   private readonly dockerTimeoutMs: number;
   private readonly onCleanupError: ((error: SandboxCleanupError) => void) | undefined;
@@ -57,8 +58,7 @@ export class CleanupTracker {
         this.fail(container.id, error);
       },
     );
-    this.pending.add(removal);
-    void removal.finally(() => this.pending.delete(removal));
+    this.pending.track(removal);
   }
 
   /** Records a container that could not be removed and tells `onCleanupError` at once. */
@@ -89,7 +89,7 @@ export class CleanupTracker {
 
   /** Waits for every removal started so far and returns (and forgets) the failures. */
   async collect(): Promise<{ id: string; cause: unknown }[]> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    await this.pending.settled();
     return this.failures.splice(0);
   }
 

@@ -1,4 +1,5 @@
 import { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
+import { withDeadline } from '../util/with-deadline.ts';
 
 /**
  * Runs one Docker API call with a deadline. dockerode aborts the HTTP request through the
@@ -22,19 +23,11 @@ export async function dockerCall<T>({
   /** The call; pass the signal on to dockerode as `abortSignal`. */
   call: (abortSignal: AbortSignal) => Promise<T>;
 }): Promise<T> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new DockerTimeoutError({ operation, timeoutMs }));
-      controller.abort();
-    }, timeoutMs);
+  return withDeadline({
+    timeoutMs,
+    run: call,
+    timeoutError: () => new DockerTimeoutError({ operation, timeoutMs }),
   });
-  try {
-    return await Promise.race([call(controller.signal), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** True for Docker's "already gone" answers (404, 409 "not running", 304), which cleanup may ignore. */

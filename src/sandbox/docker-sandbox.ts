@@ -251,16 +251,12 @@ export class DockerSandbox implements Sandbox {
     }
     await this.ready();
     const { dockerTimeoutMs, onCleanupError } = this.options;
-    const session = await startSessionOnFleet({
+    const session: DockerSandboxSession = await startSessionOnFleet({
       ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
       isClosed: () => this.closed,
+      onClose: () => this.sessions.delete(session),
     });
     this.sessions.add(session);
-    const close = session.close.bind(session);
-    session.close = () => {
-      this.sessions.delete(session);
-      return close();
-    };
     if (this.closed) await session.close();
     return session;
   }

@@ -1,6 +1,8 @@
+import { backoffDelayMs } from '../util/backoff-delay.ts';
+
 /**
  * When an engine is probed: every `intervalMs` while it is up; with back-off while it is down
- * (250 ms, doubling, at most `intervalMs`), so a restarted engine is back within seconds and
+ * (about 250 ms, doubling with jitter, at most `intervalMs`), so a restarted engine is back within seconds and
  * a dead one costs one ping now and then. Probes are coalesced: whoever asks while one is in
  * flight shares its answer. Timers never keep the process alive.
  *
@@ -83,7 +85,7 @@ export class ProbeLoop {
     if (!this.running) return;
     const delayMs = this.isUp()
       ? this.intervalMs
-      : Math.min(this.intervalMs, 250 * 2 ** this.failures);
+      : backoffDelayMs({ attempt: this.failures + 1, maxDelayMs: this.intervalMs });
     this.timer = setTimeout(() => void this.tick(), delayMs);
     this.timer.unref();
   }

@@ -13,6 +13,7 @@ import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.t
 import { ProbeLoop } from './engine-health.ts';
 import type { EngineLink, SandboxEngineStatus } from './engine-types.ts';
 import { WarmPool } from './warm-pool.ts';
+import { PendingWork } from '../util/pending-work.ts';
 
 const KNOWN_ID = /^[0-9a-f]{64}$/;
 
@@ -37,7 +38,7 @@ export class Engine implements EngineLink {
   sessions = 0;
   runs = 0;
   private pool: WarmPool | undefined;
-  private readonly closingPools = new Set<Promise<void>>();
+  private readonly closingPools = new PendingWork();
   private readonly deferred = new Map<string, Docker.Container>();
   private readonly lossListeners = new Set<(error: Error) => void>();
   private readonly options: ResolvedDockerSandboxOptions;
@@ -267,10 +268,9 @@ export class Engine implements EngineLink {
     this.pool = undefined;
     if (pool !== undefined) {
       const closing = pool.close(reason);
-      this.closingPools.add(closing);
-      void closing.finally(() => this.closingPools.delete(closing));
+      this.closingPools.track(closing);
     }
-    return Promise.all([...this.closingPools]).then(() => undefined);
+    return this.closingPools.settled();
   }
 
   /** Keeps a container whose removal the engine did not answer, to remove it when it is back. */

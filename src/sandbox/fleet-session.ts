@@ -22,6 +22,7 @@ export async function startSessionOnFleet({
   dockerTimeoutMs,
   onCleanupError,
   isClosed,
+  onClose,
 }: {
   /** Where to place the session. */
   engines: EngineSet;
@@ -35,6 +36,8 @@ export async function startSessionOnFleet({
   onCleanupError?: (error: SandboxCleanupError) => void;
   /** True once the sandbox is closing. */
   isClosed: () => boolean;
+  /** Told once when the session closes. */
+  onClose: () => void;
 }): Promise<DockerSandboxSession> {
   const tried = new Set<Engine>();
   for (;;) {
@@ -57,14 +60,11 @@ export async function startSessionOnFleet({
           onDeferred: container => engine.defer(container),
         }),
         engine,
+        onClose: () => {
+          engine.sessions--;
+          onClose();
+        },
       });
-      const close = session.close.bind(session);
-      let open = true;
-      session.close = () => {
-        if (open) engine.sessions--;
-        open = false;
-        return close();
-      };
       return session;
     } catch (error) {
       engine.sessions--;

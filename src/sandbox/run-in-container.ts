@@ -1,6 +1,7 @@
 import { type ArtifactCaps, createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
+import { withDeadline } from '../util/with-deadline.ts';
 import { OutputCollector } from './output-collector.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
@@ -142,36 +143,30 @@ async function exitState({
 }): Promise<{ exitCode: number | null; status: SandboxStatus }> {
   const { container } = sandboxContainer;
   const remainingMs = Math.max(1, timeoutMs - (performance.now() - startedAt));
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'timeout'>(
-    resolve => (timer = setTimeout(() => resolve('timeout'), remainingMs)),
-  );
-  const controller = new AbortController();
-  const waited = container.wait({ abortSignal: controller.signal }) as Promise<{
-    StatusCode: number;
-  }>;
+  const timedOut = new Error('run deadline');
+  let first: { StatusCode: number };
   try {
     // The stream can end while the process lives on (it closed stdout and stderr).
-    const first = await Promise.race([waited, deadline]);
-    if (first === 'timeout') {
-      controller.abort();
-      await kill(sandboxContainer, dockerTimeoutMs);
-      return { exitCode: null, status: 'timeout' };
-    }
-    const exitCode = first.StatusCode;
-    if (exitCode === 0) return { exitCode, status: 'success' };
-    const info = await dockerCall({
-      operation: 'container inspect',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => container.inspect({ abortSignal }),
+    first = await withDeadline({
+      timeoutMs: remainingMs,
+      run: abortSignal => container.wait({ abortSignal }) as Promise<{ StatusCode: number }>,
+      timeoutError: () => timedOut,
     });
-    if (info.State.OOMKilled) return { exitCode, status: 'oom' };
-    if (exitCode === 2 || exitCode >= 128) return { exitCode, status: 'crashed' };
-    return { exitCode, status: 'error' };
-  } finally {
-    clearTimeout(timer);
-    waited.catch(() => {});
+  } catch (error) {
+    if (error !== timedOut) throw error;
+    await kill(sandboxContainer, dockerTimeoutMs);
+    return { exitCode: null, status: 'timeout' };
   }
+  const exitCode = first.StatusCode;
+  if (exitCode === 0) return { exitCode, status: 'success' };
+  const info = await dockerCall({
+    operation: 'container inspect',
+    timeoutMs: dockerTimeoutMs,
+    call: abortSignal => container.inspect({ abortSignal }),
+  });
+  if (info.State.OOMKilled) return { exitCode, status: 'oom' };
+  if (exitCode === 2 || exitCode >= 128) return { exitCode, status: 'crashed' };
+  return { exitCode, status: 'error' };
 }
 
 /** SIGKILLs the container and returns once Docker confirms; "not running" counts as done. */

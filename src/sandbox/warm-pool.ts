@@ -1,6 +1,8 @@
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
 import { WaitQueue } from './wait-queue.ts';
+import { backoffDelayMs } from '../util/backoff-delay.ts';
+import { PendingWork } from '../util/pending-work.ts';
 
 /**
  * Keeps `size` one-use containers started and waiting for code, and hands them out in
@@ -20,7 +22,7 @@ export class WarmPool {
   private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly ageTimer: NodeJS.Timeout;
-  private readonly startsDone = new Set<Promise<void>>();
+  private readonly startsDone = new PendingWork();
   private readonly size: number;
   private readonly maxConcurrentStarts: number;
   private readonly maxAgeMs: number;
@@ -106,8 +108,7 @@ export class WarmPool {
           this.onFailed(error);
         },
       );
-      this.startsDone.add(done);
-      void done.finally(() => this.startsDone.delete(done));
+      this.startsDone.track(done);
     }
   }
 
@@ -136,7 +137,7 @@ export class WarmPool {
     }
     // Background refill failed with nobody waiting: back off instead of spinning.
     this.failures++;
-    const delayMs = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6));
+    const delayMs = backoffDelayMs({ attempt: this.failures, initialDelayMs: 1_000 });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.pump();
@@ -179,6 +180,6 @@ export class WarmPool {
     clearTimeout(this.retryTimer);
     for (const container of this.idle.splice(0)) container.discard(this.cleanup);
     this.waiters.rejectAll(reason);
-    while (this.startsDone.size > 0) await Promise.all([...this.startsDone]);
+    await this.startsDone.settled();
   }
 }

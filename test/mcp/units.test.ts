@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs } from '../../src/mcp/backoff-delay.ts';
+import { backoffDelayMs } from '../../src/util/backoff-delay.ts';
 import {
   assignToolNames,
   connectMcpServers,

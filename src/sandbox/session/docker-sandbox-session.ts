@@ -44,6 +44,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   private readonly dockerTimeoutMs: number;
   private readonly engine: EngineLink | undefined;
   private closed = false;
+  private readonly onClose: (() => void) | undefined;
   /** Ends commands in flight when the container stops or its engine is lost. */
   private readonly containerExit: ReturnType<typeof watchContainerExit>;
 
@@ -53,13 +54,16 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     dockerTimeoutMs,
     limits,
     engine,
+    onClose,
   }: {
     container: Docker.Container;
     cleanup: CleanupTracker;
     dockerTimeoutMs: number;
     limits: ContainerLimits;
     engine: EngineLink | undefined;
+    onClose: (() => void) | undefined;
   }) {
+    this.onClose = onClose;
     this.container = container;
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
@@ -82,6 +86,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     dockerTimeoutMs,
     cleanup,
     engine,
+    onClose,
   }: {
     /** Docker client. */
     docker: Docker;
@@ -97,6 +102,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     cleanup: CleanupTracker;
     /** The engine it runs on: names it in errors and tells when it is lost. */
     engine?: EngineLink;
+    /** Told once when the session closes (its owner's bookkeeping). */
+    onClose?: () => void;
   }): Promise<DockerSandboxSession> {
     const seconds = `${Math.ceil(ttlMs / 1000)}s`;
     const spec = containerSpec({
@@ -120,7 +127,9 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       cleanup.remove(container);
       throw error;
     }
-    return new DockerSandboxSession({ container, cleanup, dockerTimeoutMs, limits, engine });
+    return new DockerSandboxSession({
+      ...{ container, cleanup, dockerTimeoutMs, limits, engine, onClose },
+    });
   }
 
   private resolve(path: string, argument = 'path'): string {
@@ -274,6 +283,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.onClose?.();
     this.containerExit.stop();
     this.cleanup.remove(this.container);
     await this.cleanup.settle();

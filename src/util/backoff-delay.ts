@@ -1,5 +1,6 @@
 /**
- * Delay before reconnect attempt `attempt` (1-based): exponential from
+ * Delay before retry `attempt` (1-based) of anything that reconnects or restarts (MCP
+ * reconnects, warm-pool refills, engine probes): exponential from
  * `initialDelayMs`, capped at `maxDelayMs`, with "equal jitter" (half fixed,
  * half random) so many clients restarting together do not retry in lockstep.
  *

@@ -30,13 +30,16 @@ export function recordingDocker(options?: Docker.DockerOptions): {
         const end = socket.end.bind(socket) as (...args: unknown[]) => Duplex;
         socket.end = ((...args: unknown[]) => {
           keep(args[0]);
-          const input = Buffer.concat(chunks);
+          // Streams also end sockets themselves (a discarded warm container): no run input then.
+          const input = Buffer.concat(chunks.splice(0));
           const headerStart = input.indexOf(10) + 1;
           const codeStart = input.indexOf(10, headerStart) + 1;
-          const { code } = JSON.parse(input.subarray(headerStart, codeStart).toString()) as {
-            code: number;
-          };
-          sent.push(input.subarray(codeStart, codeStart + code).toString());
+          if (headerStart > 0 && codeStart > headerStart) {
+            const { code } = JSON.parse(input.subarray(headerStart, codeStart).toString()) as {
+              code: number;
+            };
+            sent.push(input.subarray(codeStart, codeStart + code).toString());
+          }
           return end(...args);
         }) as Duplex['end'];
         return socket;

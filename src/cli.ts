@@ -11,6 +11,9 @@ const USAGE = `Usage:
   ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder lexical|openai:MODEL]
                      [--mode multi|single] [--cache FILE] [--json]
   ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode multi|single] "query"
+  ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
+  ai-toolbelt setup-sandbox [--add-packages "..."] [--image NAME]      (root) Docker + gVisor + image
+  ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
 
 Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
 queries are {"id","query","gold":[tool names]} per line.`;
@@ -22,6 +25,7 @@ const FLAGS = {
   embedder: { type: 'string' },
   mode: { type: 'string' },
   cache: { type: 'string' },
+  image: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -41,6 +45,12 @@ function parseMode(value: string | undefined): QueryMode {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // The set-up scripts take their own flags: hand everything after the command to them.
+  if (argv[0] === 'setup-sandbox' || argv[0] === 'setup-sandbox-host') {
+    const { runSetupScript } = await import('./cli/setup-sandbox.ts');
+    process.exitCode = await runSetupScript({ script: argv[0], args: argv.slice(1) });
+    return;
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
@@ -51,6 +61,13 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = positionals;
   if (values.help || command === undefined || command === 'help') {
     console.log(USAGE);
+    return;
+  }
+  if (command === 'doctor') {
+    const { doctor, formatDoctor } = await import('./cli/doctor.ts');
+    const checks = await doctor(values.image ? { image: values.image } : {});
+    console.log(values.json ? JSON.stringify(checks) : formatDoctor(checks));
+    if (checks.some(check => !check.ok)) process.exitCode = 1;
     return;
   }
   const mode = parseMode(values.mode);

@@ -21,7 +21,12 @@ export async function indexFromFlags({
   if (embedder === 'lexical') {
     index = createToolIndex();
   } else if (embedder.startsWith('openai:') && embedder.length > 'openai:'.length) {
-    const { openai } = await import('@ai-sdk/openai');
+    const { openai } = await import('@ai-sdk/openai').catch((error: unknown) => {
+      if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      throw new UsageError({
+        message: '--embedder openai:MODEL needs @ai-sdk/openai: npm install @ai-sdk/openai',
+      });
+    });
     index = createToolIndex({
       embeddingModel: openai.embedding(embedder.slice('openai:'.length)),
       ...(cache ? { cache } : {}),

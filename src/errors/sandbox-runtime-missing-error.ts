@@ -35,7 +35,7 @@ export class SandboxRuntimeMissingError extends ToolbeltError {
       name,
       message:
         `The Docker engine${engine === undefined ? '' : ` ${engine}`} has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
-        'Install gVisor and register it: on Debian/Ubuntu as root run `bash scripts/setup-sandbox.sh` ' +
+        'Install gVisor and register it: on Debian/Ubuntu as root run `npx ai-toolbelt setup-sandbox` ' +
         '(or `apt-get install runsc`, then add ' +
         '{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}}} ' +
         'to /etc/docker/daemon.json and restart dockerd); see https://gvisor.dev/docs/user_guide/install/. ' +

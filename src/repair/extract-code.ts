@@ -1,6 +1,6 @@
 /**
  * The code in a repair model's answer: the first ```python block, else the
- * first fenced block of any language, else the whole text (the seed's rule).
+ * first fenced block of any language, else the whole text.
  *
  * @example
  * ```ts

@@ -6,7 +6,7 @@ const SYSTEM =
   'Keep what the program is meant to do; change only what the error requires.';
 
 /**
- * Asks a model for a fixed version of failing code (the seed's prompt: code
+ * Asks a model for a fixed version of failing code (a short prompt: code
  * and error in, code block out) and extracts the code from its answer.
  *
  * @example

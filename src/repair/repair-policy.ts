@@ -19,7 +19,7 @@ export type FailedRun = {
 export type RepairDecision = 'repair' | 'halt';
 
 /**
- * The design card's onError hook: called on every failed run. Return
+ * The onError hook: called on every failed run. Return
  * `'repair'` or `'halt'` to decide, or nothing for the default policy.
  */
 export type OnRepairError = (

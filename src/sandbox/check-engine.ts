@@ -8,7 +8,7 @@ import { toEngineError } from './engine-errors.ts';
 const PACKAGES_LABEL = 'ai-toolbelt.packages';
 
 const SETUP_HINT =
-  'On Debian/Ubuntu run `sudo bash scripts/setup-sandbox.sh` from ai-toolbelt (installs Docker, ' +
+  'On Debian/Ubuntu run `sudo npx ai-toolbelt setup-sandbox` (installs Docker, ' +
   'gVisor and the image); on macOS start Docker Desktop (see docs/sandbox.md).';
 
 /**

@@ -20,10 +20,10 @@ export type ContainerLimits = {
 };
 
 /**
- * The hardened `docker create` body: the seed's flags (no network, read-only root, tmpfs
+ * The hardened `docker create` body: the hardening flags (no network, read-only root, tmpfs
  * /tmp noexec+nosuid, uid 1000, all capabilities dropped, no-new-privileges, memory without
  * swap, CPU cap) and a pids limit. The pids cgroup also counts gVisor's own threads (gofer,
- * sentry, ptrace stubs: 30-40 of them), so the seed's 32 makes runsc fail to start (HTTP 500,
+ * sentry, ptrace stubs: 30-40 of them), so a limit of 32 makes runsc fail to start (HTTP 500,
  * a silent exit 2, or a hung start); 128 still stops a fork bomb.
  */
 export function containerSpec({

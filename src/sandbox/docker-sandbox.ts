@@ -18,7 +18,7 @@ import { resolveInputFiles } from './input-files.ts';
 import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
 
 /**
- * Runs Python in one-use Docker containers under gVisor, hardened as the seed asks (no
+ * Runs Python in one-use Docker containers under gVisor, hardened (no
  * network, read-only root, noexec /tmp, uid 1000, no capabilities, memory/CPU/pids limits),
  * with a warm pool of pre-started containers. It runs on one Docker engine (the local one,
  * DOCKER_HOST, or `docker`) or spreads runs over several (`engines`, e.g. sandbox hosts

@@ -1,0 +1,133 @@
+/** One line of the doctor's report. */
+export type DoctorCheck = {
+  /** What was checked. */
+  name: string;
+  /** Whether it is fine. */
+  ok: boolean;
+  /** What was found. */
+  detail: string;
+  /** What to do about it, when it is not fine. */
+  fix?: string;
+};
+
+const SETUP = 'sudo npx ai-toolbelt setup-sandbox';
+
+/**
+ * Checks what the python tool needs, in order, and says what to fix: Node.js >= 22, a Docker
+ * engine that answers (DOCKER_HOST and friends honoured), the gVisor runtime, the sandbox
+ * image, and one real run under gVisor. Stops at the first failure (the next checks depend
+ * on it).
+ *
+ * @example
+ * ```ts
+ * const checks = await doctor({ image: 'ai-toolbelt/python:3.11-1' });
+ * if (checks.some(check => !check.ok)) process.exitCode = 1;
+ * ```
+ */
+export async function doctor({
+  image,
+  timeoutMs = 60_000,
+}: {
+  /** The sandbox image to check (default: the one this version expects). */
+  image?: string;
+  /** Longest wait for the trial run. */
+  timeoutMs?: number;
+} = {}): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const major = Number(process.versions.node.split('.')[0]);
+  checks.push({
+    name: 'Node.js',
+    ok: major >= 22,
+    detail: process.versions.node,
+    ...(major >= 22 ? {} : { fix: 'install Node.js 22 or newer (ai 7 requires it)' }),
+  });
+  // Loaded here only: the sandbox subpath brings dockerode.
+  const sandboxModule = await import('../sandbox/index.ts');
+  const {
+    DockerSandbox,
+    DEFAULT_SANDBOX_IMAGE,
+    SandboxRuntimeMissingError,
+    SandboxUnavailableError,
+  } = sandboxModule;
+  const wanted = image ?? DEFAULT_SANDBOX_IMAGE;
+  let sandbox: InstanceType<typeof DockerSandbox> | undefined;
+  try {
+    sandbox = await DockerSandbox.create({
+      image: wanted,
+      warmPoolSize: 0,
+      preimport: [],
+      sweepOnStart: false,
+    });
+    const [engine] = sandbox.engineStatus();
+    checks.push({
+      name: 'Docker engine',
+      ok: true,
+      detail: `${engine?.name ?? 'default'} answers`,
+    });
+    checks.push({ name: 'gVisor runtime', ok: true, detail: sandbox.runtime ?? 'runsc' });
+    const packages = sandbox.packages;
+    checks.push({
+      name: 'sandbox image',
+      ok: true,
+      detail: `${wanted}${packages ? ` (${packages.length} Python packages listed)` : ' (no package list label: a custom image)'}`,
+    });
+    const started = performance.now();
+    const result = await sandbox.execute('import sys\nprint(sys.version.split()[0])', {
+      timeoutMs,
+    });
+    const ms = Math.round(performance.now() - started);
+    checks.push(
+      result.status === 'success'
+        ? {
+            name: 'run under gVisor',
+            ok: true,
+            detail: `Python ${result.stdout.trim()} in ${ms} ms`,
+          }
+        : {
+            name: 'run under gVisor',
+            ok: false,
+            detail: `${result.status}: ${result.stderr.trim().slice(-300) || 'no output'}`,
+            fix: `check the engine's log; rebuild the image with ${SETUP}`,
+          },
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (SandboxRuntimeMissingError.isInstance(error)) {
+      checks.push({ name: 'Docker engine', ok: true, detail: 'answers' });
+      checks.push({ name: 'gVisor runtime', ok: false, detail: message, fix: SETUP });
+    } else if (SandboxUnavailableError.isInstance(error) && error.reason === 'image-missing') {
+      checks.push({
+        name: 'Docker engine',
+        ok: true,
+        detail: `${error.engine ?? 'default'} answers`,
+      });
+      checks.push({ name: 'gVisor runtime', ok: true, detail: 'runsc' });
+      checks.push({
+        name: 'sandbox image',
+        ok: false,
+        detail: `${wanted} is missing`,
+        fix: `${SETUP} (builds it offline from Debian packages, about 4 minutes)`,
+      });
+    } else {
+      checks.push({
+        name: 'Docker engine',
+        ok: false,
+        detail: message,
+        fix: `start dockerd (${SETUP} installs and starts it), or set DOCKER_HOST / DOCKER_TLS_VERIFY / DOCKER_CERT_PATH for a remote sandbox host`,
+      });
+    }
+  } finally {
+    await sandbox?.close().catch(() => {});
+  }
+  return checks;
+}
+
+/** The report as text, one line per check. */
+export function formatDoctor(checks: readonly DoctorCheck[]): string {
+  return checks
+    .map(
+      check =>
+        `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.fix ? `\n     fix: ${check.fix}` : ''}`,
+    )
+    .join('\n');
+}

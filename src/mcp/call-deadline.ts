@@ -12,11 +12,11 @@
  * ```
  */
 export class CallDeadline {
-  #remainingMs: number;
-  #startedAt = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #onExpire: () => void;
-  #done = false;
+  private remainingMs: number;
+  private startedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private onExpire: () => void;
+  private done = false;
 
   constructor({
     timeoutMs,
@@ -30,34 +30,34 @@ export class CallDeadline {
     /** Start paused. */
     paused?: boolean;
   }) {
-    this.#remainingMs = timeoutMs;
-    this.#onExpire = onExpire;
+    this.remainingMs = timeoutMs;
+    this.onExpire = onExpire;
     if (!paused) this.resume();
   }
 
   pause(): void {
-    if (this.#timer === undefined) return;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#remainingMs -= performance.now() - this.#startedAt;
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.remainingMs -= performance.now() - this.startedAt;
   }
 
   resume(): void {
-    if (this.#done || this.#timer !== undefined) return;
-    this.#startedAt = performance.now();
-    this.#timer = setTimeout(
+    if (this.done || this.timer !== undefined) return;
+    this.startedAt = performance.now();
+    this.timer = setTimeout(
       () => {
-        this.#done = true;
-        this.#timer = undefined;
-        this.#onExpire();
+        this.done = true;
+        this.timer = undefined;
+        this.onExpire();
       },
-      Math.max(0, this.#remainingMs),
+      Math.max(0, this.remainingMs),
     );
   }
 
   clear(): void {
-    this.#done = true;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.done = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }

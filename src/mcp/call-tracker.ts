@@ -22,12 +22,12 @@ type Call = { tool: string; toolCallId: string | undefined; deadline: CallDeadli
  * ```
  */
 export class CallTracker {
-  #calls = new Set<Call>();
-  #waitingForUser = 0;
+  private calls = new Set<Call>();
+  private waitingForUser = 0;
 
   /** True while a call runs. */
   get busy(): boolean {
-    return this.#calls.size > 0;
+    return this.calls.size > 0;
   }
 
   /**
@@ -93,12 +93,12 @@ export class CallTracker {
     /** Called when it runs out. */
     onExpire: () => void;
   }): () => void {
-    const deadline = new CallDeadline({ timeoutMs, onExpire, paused: this.#waitingForUser > 0 });
+    const deadline = new CallDeadline({ timeoutMs, onExpire, paused: this.waitingForUser > 0 });
     const call: Call = { tool, toolCallId, deadline };
-    this.#calls.add(call);
+    this.calls.add(call);
     return () => {
       deadline.clear();
-      this.#calls.delete(call);
+      this.calls.delete(call);
     };
   }
 
@@ -106,15 +106,15 @@ export class CallTracker {
   async whileUserAnswers<T>(
     task: (origin: { tool?: string; toolCallId?: string }) => Promise<T>,
   ): Promise<T> {
-    if (this.#waitingForUser++ === 0) for (const call of this.#calls) call.deadline.pause();
+    if (this.waitingForUser++ === 0) for (const call of this.calls) call.deadline.pause();
     try {
-      const only = this.#calls.size === 1 ? [...this.#calls][0]! : undefined;
+      const only = this.calls.size === 1 ? [...this.calls][0]! : undefined;
       return await task({
         ...(only === undefined ? {} : { tool: only.tool }),
         ...(only?.toolCallId === undefined ? {} : { toolCallId: only.toolCallId }),
       });
     } finally {
-      if (--this.#waitingForUser === 0) for (const call of this.#calls) call.deadline.resume();
+      if (--this.waitingForUser === 0) for (const call of this.calls) call.deadline.resume();
     }
   }
 }

@@ -81,22 +81,22 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   readonly index: TIndex;
   /** The user of a per-user toolbox. */
   readonly userId: string | undefined;
-  #options: McpToolboxOptions<TIndex>;
-  #own: McpServerConnection[];
-  #borrowed: McpServerConnection[];
-  #order: string[];
-  #perUser: Set<string>;
-  #catalog: McpToolCatalog;
-  #users: UserToolboxes<TIndex> | undefined;
-  #onEvent: (event: McpEvent) => void;
-  #closing: Promise<void> | undefined;
-  #refreshing = 0;
+  private options: McpToolboxOptions<TIndex>;
+  private own: McpServerConnection[];
+  private borrowed: McpServerConnection[];
+  private order: string[];
+  private perUser: Set<string>;
+  private catalog: McpToolCatalog;
+  private users: UserToolboxes<TIndex> | undefined;
+  private onEvent: (event: McpEvent) => void;
+  private closing: Promise<void> | undefined;
+  private refreshing = 0;
 
   constructor(options: McpToolboxOptions<TIndex>) {
-    this.#options = options;
+    this.options = options;
     this.index = options.index;
     this.userId = options.userId;
-    this.#onEvent = event => {
+    this.onEvent = event => {
       try {
         options.onEvent(event);
       } catch {
@@ -104,24 +104,24 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       }
     };
     const entries = Object.entries(options.servers);
-    this.#order = entries.map(([name]) => name);
-    this.#perUser = new Set(
+    this.order = entries.map(([name]) => name);
+    this.perUser = new Set(
       entries.filter(([, config]) => isMcpOAuth(configAuth(config))).map(([name]) => name),
     );
     const mine = entries.filter(([name]) =>
       options.parent === undefined
-        ? !this.#perUser.has(name) || options.userId !== undefined
-        : this.#perUser.has(name),
+        ? !this.perUser.has(name) || options.userId !== undefined
+        : this.perUser.has(name),
     );
-    this.#borrowed = options.parent?.borrowed ?? [];
-    this.#own = mine.map(([name, config]) => this.#connection(name, config));
-    const byName = new Map([...this.#borrowed, ...this.#own].map(c => [c.name, c]));
-    this.#catalog = new McpToolCatalog({
-      sources: () => [...this.#borrowed, ...this.#own],
+    this.borrowed = options.parent?.borrowed ?? [];
+    this.own = mine.map(([name, config]) => this.connection(name, config));
+    const byName = new Map([...this.borrowed, ...this.own].map(c => [c.name, c]));
+    this.catalog = new McpToolCatalog({
+      sources: () => [...this.borrowed, ...this.own],
       index: this.index,
       naming: options.naming,
       ...(options.parent === undefined ? {} : { shared: options.parent.shared }),
-      onEvent: this.#onEvent,
+      onEvent: this.onEvent,
       call: (server, tool, args, signal, toolCallId) => {
         options.parent?.onUse();
         const connection = byName.get(server);
@@ -135,15 +135,15 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       },
     });
     if (options.parent === undefined) {
-      this.#users = new UserToolboxes<TIndex>({
+      this.users = new UserToolboxes<TIndex>({
         idleTimeoutMs: options.userIdleTimeoutMs,
         create: ({ userId, onClose, onUse }) =>
           new McpToolbox<TIndex>({
             ...options,
             userId,
             parent: {
-              borrowed: this.#own.filter(c => !this.#perUser.has(c.name)),
-              shared: this.#catalog.shared,
+              borrowed: this.own.filter(c => !this.perUser.has(c.name)),
+              shared: this.catalog.shared,
               onClose,
               onUse,
             },
@@ -157,14 +157,14 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
    * when servers change their tools, so it can be held on to.
    */
   get tools(): ToolSet {
-    return this.#catalog.tools;
+    return this.catalog.tools;
   }
 
   /** A snapshot of every server's state, by server name. */
   status(): Record<string, McpServerStatus> {
-    const connections = new Map([...this.#borrowed, ...this.#own].map(c => [c.name, c]));
+    const connections = new Map([...this.borrowed, ...this.own].map(c => [c.name, c]));
     return Object.fromEntries(
-      this.#order.map(name => [
+      this.order.map(name => [
         name,
         connections.get(name)?.status() ?? { name, state: 'per-user', tools: 0, attempts: 0 },
       ]),
@@ -173,9 +173,9 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
 
   /** Connects every server in parallel and indexes their tools. Failures are reported in `status()`. */
   async start(abortSignal?: AbortSignal): Promise<void> {
-    await Promise.all(this.#own.map(connection => connection.start(abortSignal)));
+    await Promise.all(this.own.map(connection => connection.start(abortSignal)));
     abortSignal?.throwIfAborted();
-    await this.#catalog.sync(abortSignal);
+    await this.catalog.sync(abortSignal);
   }
 
   /**
@@ -194,8 +194,8 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     /** Cancels connecting. */
     abortSignal?: AbortSignal;
   }): Promise<McpToolbox<TIndex>> {
-    this.#assertOpen();
-    if (this.#users === undefined) {
+    this.assertOpen();
+    if (this.users === undefined) {
       throw new InvalidArgumentError({
         argument: 'forUser',
         value: userId,
@@ -210,7 +210,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
         message: 'expected a non-empty string identifying the signed-in user.',
       });
     }
-    return await this.#users.get({ userId, abortSignal });
+    return await this.users.get({ userId, abortSignal });
   }
 
   /**
@@ -234,10 +234,10 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     /** Cancels connecting afterwards. */
     abortSignal?: AbortSignal;
   }): Promise<McpServerStatus> {
-    this.#assertOpen();
-    const connection = await this.#findAuthConnection({ server, state });
+    this.assertOpen();
+    const connection = await this.findAuthConnection({ server, state });
     await connection.finishAuth({ code, state, abortSignal });
-    await this.#catalog.sync(abortSignal);
+    await this.catalog.sync(abortSignal);
     return connection.status();
   }
 
@@ -251,30 +251,30 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   }: {
     /** Cancels waiting (not the re-lists). */ abortSignal?: AbortSignal;
   } = {}): Promise<McpSyncResult> {
-    this.#assertOpen();
+    this.assertOpen();
     // Our own final sync reports what changed; background syncs would take the credit.
-    this.#refreshing++;
+    this.refreshing++;
     try {
       await Promise.all(
-        this.#own.map(connection =>
+        this.own.map(connection =>
           connection.state === 'ready' ? connection.relist() : connection.retry(abortSignal),
         ),
       );
     } finally {
-      this.#refreshing--;
+      this.refreshing--;
     }
-    return await this.#catalog.sync(abortSignal);
+    return await this.catalog.sync(abortSignal);
   }
 
   /** Retries `needs-auth` servers whose user signed in elsewhere (another process). */
   async recheckAuth(): Promise<void> {
-    const waiting = this.#own.filter(connection => connection.state === 'needs-auth');
+    const waiting = this.own.filter(connection => connection.state === 'needs-auth');
     await Promise.all(waiting.map(connection => connection.retry()));
   }
 
   /** True while one of its own servers runs a tool call. */
   get busy(): boolean {
-    return this.#own.some(connection => connection.busy);
+    return this.own.some(connection => connection.busy);
   }
 
   /**
@@ -283,14 +283,14 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
    * process-wide toolbox also closes every per-user one.
    */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#options.parent?.onClose();
-      await this.#users?.closeAll();
-      await Promise.all(this.#own.map(connection => connection.close()));
+    this.closing ??= (async () => {
+      this.options.parent?.onClose();
+      await this.users?.closeAll();
+      await Promise.all(this.own.map(connection => connection.close()));
       // Queued behind any running sync: empties `tools` and drops our share of the index.
-      await this.#catalog.release();
+      await this.catalog.release();
     })();
-    return this.#closing;
+    return this.closing;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -299,24 +299,24 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
 
   /** Syncs after a change of its own servers or of the shared ones it borrows. */
   async backgroundSync(): Promise<void> {
-    if (this.#closing !== undefined || this.#refreshing > 0) return;
+    if (this.closing !== undefined || this.refreshing > 0) return;
     try {
-      await this.#catalog.sync();
+      await this.catalog.sync();
     } catch (error) {
-      this.#onEvent({ type: 'error', error: error as Error });
+      this.onEvent({ type: 'error', error: error as Error });
     }
   }
 
-  #connection(name: string, config: McpServerConfig): McpServerConnection {
-    const { settings, onAuthorizationRequired, onElicitation } = this.#options;
-    const userId = this.#perUser.has(name) ? this.userId : undefined;
-    const shared = !this.#perUser.has(name) && this.#options.parent === undefined;
+  private connection(name: string, config: McpServerConfig): McpServerConnection {
+    const { settings, onAuthorizationRequired, onElicitation } = this.options;
+    const userId = this.perUser.has(name) ? this.userId : undefined;
+    const shared = !this.perUser.has(name) && this.options.parent === undefined;
     return new McpServerConnection({
       name,
       config,
       userId,
       settings: { ...settings, ...definedLimits(config) },
-      onEvent: this.#onEvent,
+      onEvent: this.onEvent,
       onElicitation,
       onAuthorizationRequired: url =>
         onAuthorizationRequired?.({
@@ -327,23 +327,23 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       // A shared server's tools are in every per-user toolbox too.
       onTools: () => {
         void this.backgroundSync();
-        if (shared) this.#users?.forEach(user => void user.backgroundSync());
+        if (shared) this.users?.forEach(user => void user.backgroundSync());
       },
     });
   }
 
-  async #findAuthConnection({
+  private async findAuthConnection({
     server,
     state,
   }: {
     server: string | undefined;
     state: string | undefined;
   }): Promise<McpServerConnection> {
-    const candidates = [...this.#own, ...this.#borrowed];
+    const candidates = [...this.own, ...this.borrowed];
     if (server !== undefined) {
       const found = candidates.find(connection => connection.name === server);
       if (found !== undefined) return found;
-      const hint = this.#perUser.has(server)
+      const hint = this.perUser.has(server)
         ? ' It signs in per user: call finishAuth on toolbox.forUser({ userId }).'
         : '';
       throw new InvalidArgumentError({
@@ -352,13 +352,13 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
         message: `no MCP server "${server}" in this toolbox.${hint}`,
       });
     }
-    for (const connection of this.#own) {
-      const auth = configAuth(this.#options.servers[connection.name]!);
+    for (const connection of this.own) {
+      const auth = configAuth(this.options.servers[connection.name]!);
       if (!isMcpOAuth(auth) || this.userId === undefined || state === undefined) continue;
       const name = await auth.callbackServer({ userId: this.userId, state });
       if (name === connection.name) return connection;
     }
-    const perUser = this.#own.filter(connection => this.#perUser.has(connection.name));
+    const perUser = this.own.filter(connection => this.perUser.has(connection.name));
     if (state !== undefined && perUser.length > 0) {
       throw new McpAuthorizationError({
         server: perUser.map(connection => connection.name).join(','),
@@ -379,8 +379,8 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     });
   }
 
-  #assertOpen(): void {
-    if (this.#closing !== undefined) {
+  private assertOpen(): void {
+    if (this.closing !== undefined) {
       throw new McpConnectionError({
         server: '*',
         message: 'This MCP toolbox is closed; create a new one with connectMcpServers().',

@@ -11,11 +11,11 @@
  * ```
  */
 export class RelistScheduler {
-  #debounceMs: number;
-  #run: () => Promise<void>;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #again = false;
+  private debounceMs: number;
+  private run: () => Promise<void>;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
 
   constructor({
     debounceMs,
@@ -26,42 +26,42 @@ export class RelistScheduler {
     /** One full listing (handles its own errors). */
     run: () => Promise<void>;
   }) {
-    this.#debounceMs = debounceMs;
-    this.#run = run;
+    this.debounceMs = debounceMs;
+    this.run = run;
   }
 
   /** A `list_changed` arrived. */
   notify(): void {
     // Throttle: the first notification of a burst schedules one re-list; later ones join it.
-    if (this.#timer !== undefined) return;
-    if (this.#running !== undefined) {
-      this.#again = true;
+    if (this.timer !== undefined) return;
+    if (this.running !== undefined) {
+      this.again = true;
       return;
     }
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
       void this.now();
-    }, this.#debounceMs);
+    }, this.debounceMs);
   }
 
   /** Lists now (a listing already running is followed by a fresh one). */
   now(): Promise<void> {
-    if (this.#running !== undefined) {
-      this.#again = true;
-      return this.#running;
+    if (this.running !== undefined) {
+      this.again = true;
+      return this.running;
     }
-    this.#running = (async () => {
+    this.running = (async () => {
       do {
-        this.#again = false;
-        await this.#run();
-      } while (this.#again);
-    })().finally(() => (this.#running = undefined));
-    return this.#running;
+        this.again = false;
+        await this.run();
+      } while (this.again);
+    })().finally(() => (this.running = undefined));
+    return this.running;
   }
 
   /** Drops a scheduled listing. */
   cancel(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }

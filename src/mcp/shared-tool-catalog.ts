@@ -53,13 +53,13 @@ export function pairKey(server: string, tool: string): string {
  */
 export class McpSharedCatalog {
   readonly index: McpToolIndex | undefined;
-  #naming: McpNaming;
-  #entries = new Map<string, Entry>();
-  #held = new Map<object, Set<string>>();
+  private naming: McpNaming;
+  private entries = new Map<string, Entry>();
+  private held = new Map<object, Set<string>>();
   // Names indexed for entries that are gone; removed at the next syncIndex().
-  #unindex = new Set<string>();
-  #tail: Promise<unknown> = Promise.resolve();
-  #renders = new Set<() => void>();
+  private unindex = new Set<string>();
+  private tail: Promise<unknown> = Promise.resolve();
+  private renders = new Set<() => void>();
 
   constructor({
     index,
@@ -71,20 +71,20 @@ export class McpSharedCatalog {
     naming?: McpNaming;
   }) {
     this.index = index;
-    this.#naming = naming;
+    this.naming = naming;
   }
 
   /** Runs `task` after every earlier one: syncs never interleave. */
   run<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#tail.then(task);
-    this.#tail = run.catch(() => {});
+    const run = this.tail.then(task);
+    this.tail = run.catch(() => {});
     return run;
   }
 
   /** Registers a toolbox's re-render, called when names change under it. */
   onRename(render: () => void): () => void {
-    this.#renders.add(render);
-    return () => this.#renders.delete(render);
+    this.renders.add(render);
+    return () => this.renders.delete(render);
   }
 
   /**
@@ -93,10 +93,10 @@ export class McpSharedCatalog {
    * changed. Call inside `run()`.
    */
   hold(holder: object, pairs: ReadonlyMap<string, McpToolPair>, render: () => void): void {
-    const before = this.#held.get(holder) ?? new Set<string>();
+    const before = this.held.get(holder) ?? new Set<string>();
     let membership = false;
     for (const [key, { server, tool }] of pairs) {
-      let entry = this.#entries.get(key);
+      let entry = this.entries.get(key);
       if (entry === undefined) {
         entry = {
           server,
@@ -107,7 +107,7 @@ export class McpSharedCatalog {
           indexedKey: undefined,
           indexedName: undefined,
         };
-        this.#entries.set(key, entry);
+        this.entries.set(key, entry);
         membership = true;
       } else if (entry.tool !== tool) {
         // The latest listing wins; a changed definition is re-embedded once.
@@ -118,22 +118,22 @@ export class McpSharedCatalog {
     }
     for (const key of before) {
       if (pairs.has(key)) continue;
-      const entry = this.#entries.get(key)!;
+      const entry = this.entries.get(key)!;
       if (--entry.refs > 0) continue;
-      this.#entries.delete(key);
-      if (entry.indexedName !== undefined) this.#unindex.add(entry.indexedName);
+      this.entries.delete(key);
+      if (entry.indexedName !== undefined) this.unindex.add(entry.indexedName);
       membership = true;
     }
-    if (pairs.size === 0) this.#held.delete(holder);
-    else this.#held.set(holder, new Set(pairs.keys()));
-    if (membership && this.#rename()) {
-      for (const other of this.#renders) if (other !== render) other();
+    if (pairs.size === 0) this.held.delete(holder);
+    else this.held.set(holder, new Set(pairs.keys()));
+    if (membership && this.rename()) {
+      for (const other of this.renders) if (other !== render) other();
     }
   }
 
   /** The final name of a held tool. */
   nameOf(key: string): string {
-    return this.#entries.get(key)!.name;
+    return this.entries.get(key)!.name;
   }
 
   /** Writes changed and new tools to the index and removes dropped ones; returns how many were upserted. */
@@ -141,18 +141,18 @@ export class McpSharedCatalog {
     const index = this.index;
     if (index === undefined) return 0;
     const live = new Set<string>();
-    for (const entry of this.#entries.values()) live.add(entry.name);
-    const removals = new Set([...this.#unindex].filter(name => !live.has(name)));
-    for (const entry of this.#entries.values()) {
+    for (const entry of this.entries.values()) live.add(entry.name);
+    const removals = new Set([...this.unindex].filter(name => !live.has(name)));
+    for (const entry of this.entries.values()) {
       if (entry.indexedName !== undefined && entry.indexedName !== entry.name)
         if (!live.has(entry.indexedName)) removals.add(entry.indexedName);
     }
-    this.#unindex.clear();
+    this.unindex.clear();
     if (removals.size > 0) index.remove([...removals]);
     const indexed = new Set(index.names());
     // Compared against what was last indexed, so a failed upsert (embedder
     // down) is retried by the next sync.
-    const stale = [...this.#entries.values()].filter(
+    const stale = [...this.entries.values()].filter(
       entry =>
         entry.indexedKey !== entry.key ||
         entry.indexedName !== entry.name ||
@@ -172,11 +172,11 @@ export class McpSharedCatalog {
 
   // Names depend only on the set of (server, tool) pairs, never on which user
   // holds them; true when an existing entry's name changed.
-  #rename(): boolean {
-    const entries = [...this.#entries.values()];
+  private rename(): boolean {
+    const entries = [...this.entries.values()];
     const names = assignToolNames({
       tools: entries.map(entry => ({ server: entry.server, name: entry.tool.name })),
-      naming: this.#naming,
+      naming: this.naming,
     });
     let renamed = false;
     entries.forEach((entry, i) => {

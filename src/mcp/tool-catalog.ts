@@ -43,14 +43,14 @@ export class McpToolCatalog {
   /** The live ToolSet. */
   readonly tools: ToolSet = {};
   readonly shared: McpSharedCatalog;
-  #entries = new Map<string, Entry>();
-  #pairs = new Map<string, McpToolPair>();
-  #sources: () => readonly McpToolSource[];
-  #call: Call;
-  #onEvent: (event: McpEvent) => void;
-  #queued: Promise<McpSyncResult> | undefined;
-  #render = () => void this.#renderTools();
-  #unsubscribe: () => void;
+  private entries = new Map<string, Entry>();
+  private pairs = new Map<string, McpToolPair>();
+  private sources: () => readonly McpToolSource[];
+  private call: Call;
+  private onEvent: (event: McpEvent) => void;
+  private queued: Promise<McpSyncResult> | undefined;
+  private render = () => void this.renderTools();
+  private unsubscribe: () => void;
 
   constructor(options: {
     /** Reads the servers' current tool lists. */
@@ -66,75 +66,75 @@ export class McpToolCatalog {
     /** Receives a `synced` event per sync. */
     onEvent?: (event: McpEvent) => void;
   }) {
-    this.#sources = options.sources;
-    this.#call = options.call;
+    this.sources = options.sources;
+    this.call = options.call;
     this.shared =
       options.shared ??
       new McpSharedCatalog({
         index: options.index,
         ...(options.naming === undefined ? {} : { naming: options.naming }),
       });
-    this.#onEvent = options.onEvent ?? (() => {});
-    this.#unsubscribe = this.shared.onRename(this.#render);
+    this.onEvent = options.onEvent ?? (() => {});
+    this.unsubscribe = this.shared.onRename(this.render);
   }
 
   /** Names this catalog offers (never touches other tools in a shared index). */
   names(): string[] {
-    return [...this.#entries.keys()];
+    return [...this.entries.keys()];
   }
 
   /** Brings tools and index up to date with the sources. */
   sync(abortSignal?: AbortSignal): Promise<McpSyncResult> {
-    if (this.#queued !== undefined) return this.#queued;
+    if (this.queued !== undefined) return this.queued;
     const run = this.shared.run(() => {
-      this.#queued = undefined;
-      return this.#syncNow(abortSignal);
+      this.queued = undefined;
+      return this.syncNow(abortSignal);
     });
-    this.#queued = run;
+    this.queued = run;
     return run;
   }
 
   /** Offers nothing any more and lets go of its share of the index. */
   async release(): Promise<void> {
-    this.#sources = () => [];
+    this.sources = () => [];
     await this.sync().catch(() => {});
-    this.#unsubscribe();
+    this.unsubscribe();
   }
 
-  async #syncNow(abortSignal: AbortSignal | undefined): Promise<McpSyncResult> {
+  private async syncNow(abortSignal: AbortSignal | undefined): Promise<McpSyncResult> {
     const started = performance.now();
     const pairs = new Map<string, McpToolPair>();
-    for (const source of this.#sources()) {
+    for (const source of this.sources()) {
       for (const tool of source.tools)
         pairs.set(pairKey(source.name, tool.name), {
           server: source.name,
           tool,
         });
     }
-    this.#pairs = pairs;
-    this.shared.hold(this, pairs, this.#render);
-    const { added, updated, removed } = this.#renderTools();
+    this.pairs = pairs;
+    this.shared.hold(this, pairs, this.render);
+    const { added, updated, removed } = this.renderTools();
     const upserted = await this.shared.syncIndex(abortSignal);
     const result: McpSyncResult = {
       added,
       updated,
       removed,
-      unchanged: this.#entries.size - added.length - updated.length,
+      unchanged: this.entries.size - added.length - updated.length,
       upserted,
       durationMs: performance.now() - started,
     };
-    this.#onEvent({ type: 'synced', ...result });
+    this.onEvent({ type: 'synced', ...result });
     return result;
   }
 
-  #renderTools(): { added: string[]; updated: string[]; removed: string[] } {
+  private renderTools(): { added: string[]; updated: string[]; removed: string[] } {
     const next = new Map<string, Entry>();
     const added: string[] = [];
     const updated: string[] = [];
-    for (const [pair, { server, tool }] of this.#pairs) {
+    for (const [pair, { server, tool }] of this.pairs) {
       const name = this.shared.nameOf(pair);
       const key = toolKey(server, tool);
-      const previous = this.#entries.get(name);
+      const previous = this.entries.get(name);
       if (previous?.key === key && previous.pair === pair) {
         next.set(name, previous);
         continue;
@@ -146,13 +146,12 @@ export class McpToolCatalog {
         tool: createMcpTool({
           server,
           tool,
-          call: (raw, args, signal, toolCallId) =>
-            this.#call(server, raw, args, signal, toolCallId),
+          call: (raw, args, signal, toolCallId) => this.call(server, raw, args, signal, toolCallId),
         }),
       });
     }
-    const removed = [...this.#entries.keys()].filter(name => !next.has(name));
-    this.#entries = next;
+    const removed = [...this.entries.keys()].filter(name => !next.has(name));
+    this.entries = next;
     for (const name of removed) delete this.tools[name];
     for (const [name, entry] of next) this.tools[name] = entry.tool;
     return { added, updated, removed };

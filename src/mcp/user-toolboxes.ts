@@ -20,9 +20,9 @@ type Entry<TIndex extends McpToolIndex> = {
  * ```
  */
 export class UserToolboxes<TIndex extends McpToolIndex> {
-  #entries = new Map<string, Entry<TIndex>>();
-  #idleTimeoutMs: number;
-  #create: (options: {
+  private entries = new Map<string, Entry<TIndex>>();
+  private idleTimeoutMs: number;
+  private create: (options: {
     userId: string;
     onClose: () => void;
     onUse: () => void;
@@ -38,8 +38,8 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
       onUse: () => void;
     }) => McpToolbox<TIndex>;
   }) {
-    this.#idleTimeoutMs = options.idleTimeoutMs;
-    this.#create = options.create;
+    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.create = options.create;
   }
 
   /** The user's toolbox, connected (its servers `ready` or `needs-auth`). */
@@ -50,14 +50,14 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
     userId: string;
     abortSignal?: AbortSignal | undefined;
   }): Promise<McpToolbox<TIndex>> {
-    let entry = this.#entries.get(userId);
+    let entry = this.entries.get(userId);
     const fresh = entry === undefined;
     if (entry === undefined) {
       const created: Entry<TIndex> = {
-        toolbox: this.#create({
+        toolbox: this.create({
           userId,
-          onClose: () => this.#forget(userId, created),
-          onUse: () => this.#arm(created),
+          onClose: () => this.forget(userId, created),
+          onUse: () => this.arm(created),
         }),
         opening: undefined as never,
       };
@@ -65,45 +65,45 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
       created.opening = created.toolbox.start().then(
         () => created.toolbox,
         async error => {
-          this.#forget(userId, created);
+          this.forget(userId, created);
           await created.toolbox.close();
           throw error;
         },
       );
-      this.#entries.set(userId, created);
+      this.entries.set(userId, created);
       entry = created;
     }
     const toolbox = await abortable(entry.opening, abortSignal);
     // Another process may have finished this user's sign-in (a shared store).
     if (!fresh) await toolbox.recheckAuth();
-    this.#arm(entry);
+    this.arm(entry);
     return toolbox;
   }
 
   /** Runs `fn` for every connected toolbox. */
   forEach(fn: (toolbox: McpToolbox<TIndex>) => void): void {
-    for (const entry of this.#entries.values()) void entry.opening.then(fn, () => {});
+    for (const entry of this.entries.values()) void entry.opening.then(fn, () => {});
   }
 
   /** Closes every per-user toolbox. */
   async closeAll(): Promise<void> {
-    const entries = [...this.#entries.values()];
+    const entries = [...this.entries.values()];
     await Promise.all(entries.map(entry => entry.toolbox.close()));
   }
 
-  #arm(entry: Entry<TIndex>): void {
+  private arm(entry: Entry<TIndex>): void {
     clearTimeout(entry.timer);
-    if (!Number.isFinite(this.#idleTimeoutMs)) return;
+    if (!Number.isFinite(this.idleTimeoutMs)) return;
     entry.timer = setTimeout(() => {
-      if (entry.toolbox.busy) this.#arm(entry);
+      if (entry.toolbox.busy) this.arm(entry);
       else void entry.toolbox.close();
-    }, this.#idleTimeoutMs);
+    }, this.idleTimeoutMs);
     entry.timer.unref();
   }
 
-  #forget(userId: string, entry: Entry<TIndex>): void {
+  private forget(userId: string, entry: Entry<TIndex>): void {
     clearTimeout(entry.timer);
-    if (this.#entries.get(userId) === entry) this.#entries.delete(userId);
+    if (this.entries.get(userId) === entry) this.entries.delete(userId);
   }
 }
 

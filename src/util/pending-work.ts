@@ -12,23 +12,23 @@
  * ```
  */
 export class PendingWork {
-  readonly #pending = new Set<Promise<unknown>>();
+  private readonly pending = new Set<Promise<unknown>>();
 
   /** Tracks `promise` until it settles; returns it unchanged. */
   track<T>(promise: Promise<T>): Promise<T> {
-    this.#pending.add(promise);
-    const forget = () => this.#pending.delete(promise);
+    this.pending.add(promise);
+    const forget = () => this.pending.delete(promise);
     promise.then(forget, forget);
     return promise;
   }
 
   /** Promises in flight. */
   get size(): number {
-    return this.#pending.size;
+    return this.pending.size;
   }
 
   /** Resolves once nothing tracked is in flight. */
   async settled(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 }

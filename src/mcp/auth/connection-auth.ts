@@ -23,11 +23,11 @@ export type McpServerAuth = OAuthClientProvider | McpOAuth;
 export class ConnectionAuth {
   readonly provider: OAuthClientProvider;
   readonly fetch: FetchLike;
-  readonly #server: string;
-  readonly #serverUrl: string;
-  readonly #auth: McpServerAuth;
-  readonly #userId: string | undefined;
-  #authorizationUrl: string | undefined;
+  private readonly server: string;
+  private readonly serverUrl: string;
+  private readonly auth: McpServerAuth;
+  private readonly userId: string | undefined;
+  private pendingAuthorizationUrl: string | undefined;
 
   constructor({
     server,
@@ -47,12 +47,12 @@ export class ConnectionAuth {
     /** Called with each authorization URL the SDK produces. */
     onAuthorizationUrl: (url: string) => void;
   }) {
-    this.#server = server;
-    this.#serverUrl = serverUrl;
-    this.#auth = auth;
-    this.#userId = userId;
+    this.server = server;
+    this.serverUrl = serverUrl;
+    this.auth = auth;
+    this.userId = userId;
     const capture = (url: URL): void => {
-      this.#authorizationUrl = url.href;
+      this.pendingAuthorizationUrl = url.href;
       onAuthorizationUrl(url.href);
     };
     if (isMcpOAuth(auth)) {
@@ -68,12 +68,12 @@ export class ConnectionAuth {
 
   /** The last authorization URL, while the user has not finished signing in. */
   get authorizationUrl(): string | undefined {
-    return this.#authorizationUrl;
+    return this.pendingAuthorizationUrl;
   }
 
   /** Exchanges the callback's code for tokens (saved by the provider). */
   async finish({ code, state }: { code: string; state?: string | undefined }): Promise<void> {
-    const server = this.#server;
+    const server = this.server;
     if (typeof code !== 'string' || code === '') {
       throw new McpAuthorizationError({
         server,
@@ -83,11 +83,11 @@ export class ConnectionAuth {
     }
     let provider = this.provider;
     let bound: StoredOAuthProvider | undefined;
-    if (isMcpOAuth(this.#auth)) {
-      bound = await this.#auth.providerForCallback({
-        userId: this.#userId as string,
+    if (isMcpOAuth(this.auth)) {
+      bound = await this.auth.providerForCallback({
+        userId: this.userId as string,
         server,
-        serverUrl: this.#serverUrl,
+        serverUrl: this.serverUrl,
         state: state as string,
       });
       provider = bound;
@@ -95,12 +95,12 @@ export class ConnectionAuth {
     const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
     try {
       const result = await auth(provider, {
-        serverUrl: this.#serverUrl,
+        serverUrl: this.serverUrl,
         authorizationCode: code,
         fetchFn: this.fetch,
       });
       if (result !== 'AUTHORIZED') throw new Error(`the SDK answered ${result}`);
-      this.#authorizationUrl = undefined;
+      this.pendingAuthorizationUrl = undefined;
     } catch (error) {
       throw new McpAuthorizationError({
         server,

@@ -26,9 +26,9 @@ type Sealed = { v: 1; iv: string; tag: string; data: string };
  * ```
  */
 export class SealedStore {
-  readonly #store: McpAuthStore;
-  readonly #prefix: string;
-  readonly #key: Buffer | undefined;
+  private readonly store: McpAuthStore;
+  private readonly prefix: string;
+  private readonly sealingKey: Buffer | undefined;
 
   constructor({
     store,
@@ -51,8 +51,8 @@ export class SealedStore {
         });
       }
     }
-    this.#store = store;
-    this.#prefix = prefix.replace(/:+$/, '');
+    this.store = store;
+    this.prefix = prefix.replace(/:+$/, '');
     if (secret !== undefined) {
       const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : Buffer.from(secret);
       if (bytes.length < 32) {
@@ -62,37 +62,43 @@ export class SealedStore {
           message: `needs at least 32 bytes of secret, got ${bytes.length}; e.g. \`openssl rand -base64 32\`.`,
         });
       }
-      this.#key = Buffer.from(hkdfSync('sha256', bytes, 'ai-toolbelt', 'mcp-auth store v1', 32));
+      this.sealingKey = Buffer.from(
+        hkdfSync('sha256', bytes, 'ai-toolbelt', 'mcp-auth store v1', 32),
+      );
     }
   }
 
   /** True when values are encrypted at rest. */
   get encrypted(): boolean {
-    return this.#key !== undefined;
+    return this.sealingKey !== undefined;
   }
 
   /** A store-safe, non-reversible id for a user id or server URL. */
   id(value: string): string {
     const digest =
-      this.#key === undefined
+      this.sealingKey === undefined
         ? createHash('sha256').update(value)
-        : createHmac('sha256', this.#key).update(value);
+        : createHmac('sha256', this.sealingKey).update(value);
     return digest.digest('base64url').slice(0, 32);
   }
 
   /** The full storage key of some segments (segments must be store-safe: use `id()`). */
   key(segments: readonly string[]): string {
-    return [this.#prefix, ...segments].join(':');
+    return [this.prefix, ...segments].join(':');
   }
 
   async get<T>(segments: readonly string[]): Promise<T | undefined> {
     const key = this.key(segments);
-    const raw = await this.#store.getItem<unknown>(key);
+    const raw = await this.store.getItem<unknown>(key);
     if (raw == null) return undefined;
-    if (this.#key === undefined) return raw as T;
+    if (this.sealingKey === undefined) return raw as T;
     if (!isSealed(raw)) return undefined; // written before encryption was turned on: ignore
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(raw.iv, 'base64'));
+      const decipher = createDecipheriv(
+        'aes-256-gcm',
+        this.sealingKey,
+        Buffer.from(raw.iv, 'base64'),
+      );
       decipher.setAAD(Buffer.from(key));
       decipher.setAuthTag(Buffer.from(raw.tag, 'base64'));
       const plain = Buffer.concat([
@@ -114,12 +120,12 @@ export class SealedStore {
     const key = this.key(segments);
     // Drivers that expire keys (Redis, KV) take `ttl` in seconds; others ignore it.
     const options = ttlMs === undefined ? undefined : { ttl: Math.ceil(ttlMs / 1000) };
-    if (this.#key === undefined) {
-      await this.#store.setItem(key, value as never, options);
+    if (this.sealingKey === undefined) {
+      await this.store.setItem(key, value as never, options);
       return;
     }
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
     cipher.setAAD(Buffer.from(key));
     const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
     const sealed: Sealed = {
@@ -128,19 +134,19 @@ export class SealedStore {
       tag: cipher.getAuthTag().toString('base64'),
       data: data.toString('base64'),
     };
-    await this.#store.setItem(key, sealed as never, options);
+    await this.store.setItem(key, sealed as never, options);
   }
 
   async remove(segments: readonly string[]): Promise<void> {
-    await this.#store.removeItem(this.key(segments));
+    await this.store.removeItem(this.key(segments));
   }
 
   /** Removes every key under some segments (e.g. all of one user's servers). */
   async removeAll(segments: readonly string[]): Promise<void> {
     const base = this.key(segments);
-    const keys = await this.#store.getKeys(base);
+    const keys = await this.store.getKeys(base);
     await Promise.all(
-      keys.filter(key => key.startsWith(`${base}:`)).map(key => this.#store.removeItem(key)),
+      keys.filter(key => key.startsWith(`${base}:`)).map(key => this.store.removeItem(key)),
     );
   }
 }

@@ -54,16 +54,16 @@ export type FlowRecord = {
  * ```
  */
 export class StoredOAuthProvider implements OAuthClientProvider {
-  readonly #settings: StoredOAuthSettings;
-  readonly #store: SealedStore;
-  readonly #server: string;
-  readonly #userId: string;
-  readonly #onRedirect: (url: URL) => void | Promise<void>;
-  readonly #flowState: string | undefined;
-  #flow: FlowRecord | undefined;
-  #pending: { state: string; verifier?: string } | undefined;
-  #lastClient: OAuthClientInformationMixed | undefined;
-  #requiredScope: string | undefined;
+  private readonly settings: StoredOAuthSettings;
+  private readonly store: SealedStore;
+  private readonly server: string;
+  private readonly userId: string;
+  private readonly onRedirect: (url: URL) => void | Promise<void>;
+  private readonly flowState: string | undefined;
+  private flow: FlowRecord | undefined;
+  private pending: { state: string; verifier?: string } | undefined;
+  private lastClient: OAuthClientInformationMixed | undefined;
+  private requiredScope: string | undefined;
 
   constructor(options: {
     /** Shared settings. */
@@ -79,15 +79,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     /** Binds the provider to a started sign-in (for the code exchange). */
     flow?: { state: string; record: FlowRecord };
   }) {
-    this.#settings = options.settings;
-    this.#store = options.settings.store;
-    this.#server = options.server;
-    this.#userId = options.userId;
-    this.#onRedirect = options.onRedirect ?? (() => {});
-    this.#flowState = options.flow?.state;
-    this.#flow = options.flow?.record;
-    this.serverId = this.#store.id(new URL(options.serverUrl).href);
-    this.userKey = this.#store.id(options.userId);
+    this.settings = options.settings;
+    this.store = options.settings.store;
+    this.server = options.server;
+    this.userId = options.userId;
+    this.onRedirect = options.onRedirect ?? (() => {});
+    this.flowState = options.flow?.state;
+    this.flow = options.flow?.record;
+    this.serverId = this.store.id(new URL(options.serverUrl).href);
+    this.userKey = this.store.id(options.userId);
   }
 
   /** `store.id()` of the server URL and of the user id. */
@@ -95,15 +95,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   readonly userKey: string;
 
   get redirectUrl(): string {
-    return this.#settings.redirectUrl;
+    return this.settings.redirectUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return this.#settings.clientMetadata;
+    return this.settings.clientMetadata;
   }
 
   get clientMetadataUrl(): string | undefined {
-    return this.#settings.clientMetadataUrl;
+    return this.settings.clientMetadataUrl;
   }
 
   /**
@@ -112,35 +112,35 @@ export class StoredOAuthProvider implements OAuthClientProvider {
    * the SDK starts a new authorization instead of refreshing the old scope.
    */
   requireScope(scope: string): void {
-    this.#requiredScope = scope;
+    this.requiredScope = scope;
   }
 
   async state(): Promise<string> {
     const state = randomBytes(24).toString('base64url');
-    this.#pending = { state };
+    this.pending = { state };
     return state;
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
     const client =
-      this.#flow?.client ??
-      this.#settings.clients[this.#server] ??
-      (await this.#record())?.client ??
-      (await this.#store.get<OAuthClientInformationMixed>(['client', this.serverId]));
-    this.#lastClient = client;
+      this.flow?.client ??
+      this.settings.clients[this.server] ??
+      (await this.record())?.client ??
+      (await this.store.get<OAuthClientInformationMixed>(['client', this.serverId]));
+    this.lastClient = client;
     return client;
   }
 
   async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
-    this.#lastClient = info;
-    if (this.#settings.clients[this.#server] !== undefined) return; // pre-registered: nothing to save
-    await this.#store.set(['client', this.serverId], info);
+    this.lastClient = info;
+    if (this.settings.clients[this.server] !== undefined) return; // pre-registered: nothing to save
+    await this.store.set(['client', this.serverId], info);
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
-    const record = await this.#record();
+    const record = await this.record();
     if (record === undefined) return undefined;
-    const required = this.#requiredScope;
+    const required = this.requiredScope;
     if (required !== undefined && !covers(record.tokens.scope ?? record.scope, required)) {
       const { refresh_token: _hidden, ...rest } = record.tokens;
       return rest;
@@ -149,50 +149,50 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    const previous = await this.#record();
-    const client = this.#flow?.client ?? this.#lastClient ?? previous?.client;
-    const scope = tokens.scope ?? this.#flow?.scope ?? previous?.scope;
+    const previous = await this.record();
+    const client = this.flow?.client ?? this.lastClient ?? previous?.client;
+    const scope = tokens.scope ?? this.flow?.scope ?? previous?.scope;
     const record: UserRecord = {
       tokens,
       ...(client === undefined ? {} : { client }),
       ...(scope === undefined ? {} : { scope }),
     };
-    await this.#store.set(this.#userSegments(), record);
-    if (this.#requiredScope !== undefined && covers(scope, this.#requiredScope))
-      this.#requiredScope = undefined;
+    await this.store.set(this.userSegments(), record);
+    if (this.requiredScope !== undefined && covers(scope, this.requiredScope))
+      this.requiredScope = undefined;
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
-    if (this.#pending !== undefined) this.#pending.verifier = codeVerifier;
+    if (this.pending !== undefined) this.pending.verifier = codeVerifier;
   }
 
   async codeVerifier(): Promise<string> {
-    const verifier = this.#flow?.verifier;
+    const verifier = this.flow?.verifier;
     if (verifier === undefined) {
-      throw new Error(`No sign-in to MCP server "${this.#server}" is waiting for this callback.`);
+      throw new Error(`No sign-in to MCP server "${this.server}" is waiting for this callback.`);
     }
     return verifier;
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    const pending = this.#pending;
-    this.#pending = undefined;
+    const pending = this.pending;
+    this.pending = undefined;
     if (pending?.verifier !== undefined) {
       const scope = authorizationUrl.searchParams.get('scope') ?? undefined;
       const record: FlowRecord = {
         user: this.userKey,
-        server: this.#server,
+        server: this.server,
         serverId: this.serverId,
         verifier: pending.verifier,
-        ...(this.#lastClient === undefined ? {} : { client: this.#lastClient }),
+        ...(this.lastClient === undefined ? {} : { client: this.lastClient }),
         ...(scope === undefined ? {} : { scope }),
         createdAt: Date.now(),
       };
-      await this.#store.set(flowSegments(this.#store, pending.state), record, {
-        ttlMs: this.#settings.flowTtlMs,
+      await this.store.set(flowSegments(this.store, pending.state), record, {
+        ttlMs: this.settings.flowTtlMs,
       });
     }
-    await this.#onRedirect(authorizationUrl);
+    await this.onRedirect(authorizationUrl);
   }
 
   async invalidateCredentials(
@@ -200,49 +200,49 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   ): Promise<void> {
     const removals: Promise<void>[] = [];
     if (scope === 'all' || scope === 'tokens' || scope === 'client')
-      removals.push(this.#store.remove(this.#userSegments()));
+      removals.push(this.store.remove(this.userSegments()));
     if (scope === 'all' || scope === 'client')
-      removals.push(this.#store.remove(['client', this.serverId]));
+      removals.push(this.store.remove(['client', this.serverId]));
     if (scope === 'all' || scope === 'discovery')
-      removals.push(this.#store.remove(['discovery', this.serverId]));
-    if ((scope === 'all' || scope === 'verifier') && this.#flowState !== undefined) {
-      removals.push(this.#store.remove(flowSegments(this.#store, this.#flowState)));
-      this.#flow = undefined;
+      removals.push(this.store.remove(['discovery', this.serverId]));
+    if ((scope === 'all' || scope === 'verifier') && this.flowState !== undefined) {
+      removals.push(this.store.remove(flowSegments(this.store, this.flowState)));
+      this.flow = undefined;
     }
     await Promise.all(removals);
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.#store.set(['discovery', this.serverId], state);
+    await this.store.set(['discovery', this.serverId], state);
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return await this.#store.get<OAuthDiscoveryState>(['discovery', this.serverId]);
+    return await this.store.get<OAuthDiscoveryState>(['discovery', this.serverId]);
   }
 
   /** Deletes the started sign-in this provider was bound to (after the exchange). */
   async consumeFlow(): Promise<void> {
-    if (this.#flowState === undefined) return;
-    await this.#store.remove(flowSegments(this.#store, this.#flowState));
+    if (this.flowState === undefined) return;
+    await this.store.remove(flowSegments(this.store, this.flowState));
   }
 
   /** Forgets this user's tokens for this server. */
   async signOut(): Promise<void> {
-    await this.#store.remove(this.#userSegments());
+    await this.store.remove(this.userSegments());
   }
 
-  async #record(): Promise<UserRecord | undefined> {
-    const record = await this.#store.get<UserRecord>(this.#userSegments());
+  private async record(): Promise<UserRecord | undefined> {
+    const record = await this.store.get<UserRecord>(this.userSegments());
     return typeof record?.tokens?.access_token === 'string' ? record : undefined;
   }
 
-  #userSegments(): string[] {
+  private userSegments(): string[] {
     return ['user', this.userKey, 'server', this.serverId];
   }
 
   /** For messages: never includes tokens. */
   toString(): string {
-    return `StoredOAuthProvider(${this.#server}, user ${this.#userId.length} chars)`;
+    return `StoredOAuthProvider(${this.server}, user ${this.userId.length} chars)`;
   }
 }
 

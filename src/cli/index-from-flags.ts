@@ -4,7 +4,13 @@ import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 
 /** Flags shared by `eval` and `search`. */
-export type IndexFlags = { tools?: string; embedder?: string; cache?: string };
+export type IndexFlags = {
+  tools?: string;
+  embedder?: string;
+  cache?: string;
+  /** Learning from use on (for `eval --learn-from`). */
+  learning?: boolean;
+};
 
 /**
  * Builds and fills a tool index from `--tools`, `--embedder lexical|openai:MODEL`
@@ -15,16 +21,18 @@ export async function indexFromFlags({
   tools,
   embedder = 'lexical',
   cache,
+  learning = false,
 }: IndexFlags): Promise<ToolIndex> {
   if (tools === undefined) throw new UsageError({ message: 'missing --tools <catalog.jsonl>' });
   let index: ToolIndex;
   if (embedder === 'lexical') {
-    index = createToolIndex();
+    index = createToolIndex({ learning });
   } else if (embedder.startsWith('openai:') && embedder.length > 'openai:'.length) {
     const { openai } = await import('@ai-sdk/openai');
     index = createToolIndex({
       embeddingModel: openai.embedding(embedder.slice('openai:'.length)),
       ...(cache ? { cache } : {}),
+      learning,
     });
   } else {
     throw new UsageError({

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Storage } from 'unstorage';
 import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
@@ -139,6 +140,13 @@ export function createEmbeddingCache({
       message: 'expected an unstorage Storage (createStorage({ driver }))',
     });
   }
+  if (!Number.isInteger(maxEntries) || maxEntries < 1) {
+    throw new InvalidArgumentError({
+      argument: 'maxEntries',
+      value: maxEntries,
+      message: 'expected a positive integer',
+    });
+  }
   const backing: EmbeddingBacking | undefined = store
     ? storeBacking({ storage: store, ttlSeconds })
     : path !== undefined
@@ -146,7 +154,7 @@ export function createEmbeddingCache({
       : undefined;
   const base = store ? normalizeKeyPart(prefix.replace(/[/\\]/g, ':')) : '';
   const storeKey = (key: string): string => (base === '' ? key : `${base}:${key}`);
-  const memory = new Map<string, Float32Array>();
+  const memory = new LRUCache<string, Float32Array>({ max: maxEntries });
   let skipUntil = 0;
 
   const report = (event: EmbeddingCacheEvent): void => {
@@ -156,11 +164,6 @@ export function createEmbeddingCache({
       // A throwing listener must not turn a cache event into a failed request.
     }
   };
-  const remember = (key: string, vector: Float32Array): void => {
-    memory.delete(key);
-    memory.set(key, vector);
-    if (memory.size > maxEntries) memory.delete(memory.keys().next().value as string);
-  };
   // Runs one store operation; a failure is an event, and the store rests for a while.
   const guarded = async <T>(
     operation: 'read' | 'write',
@@ -169,7 +172,17 @@ export function createEmbeddingCache({
   ): Promise<T | undefined> => {
     if (backing === undefined || Date.now() < skipUntil) return undefined;
     try {
-      return await withStoreTimeout({ promise: run(backing), timeoutMs, operation, abortSignal });
+      return await withStoreTimeout({
+        promise: run(backing),
+        timeoutMs,
+        timeoutError: () =>
+          new EmbeddingStoreError({
+            operation,
+            reason: 'timeout',
+            message: `no answer within ${timeoutMs} ms`,
+          }),
+        abortSignal,
+      });
     } catch (cause) {
       if (abortSignal?.aborted) throw abortSignal.reason;
       skipUntil = Date.now() + retryAfterMs;
@@ -190,8 +203,7 @@ export function createEmbeddingCache({
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
       const keys = texts.map(text => embeddingCacheKey(modelId, text));
       const vectors = keys.map(key => {
-        const vector = memory.get(key);
-        if (vector !== undefined) remember(key, vector);
+        const vector = memory.get(key); // a hit counts as a use
         return vector !== undefined && (dimensions === undefined || vector.length === dimensions)
           ? vector
           : undefined;
@@ -243,7 +255,8 @@ export function createEmbeddingCache({
       // Memory is the cache of last resort: with a file or store, tool vectors live there
       // (and in the index), and memory keeps what must not leave the process.
       if (!persist || backing === undefined) {
-        for (const { text, vector } of entries) remember(embeddingCacheKey(modelId, text), vector);
+        for (const { text, vector } of entries)
+          memory.set(embeddingCacheKey(modelId, text), vector);
         return;
       }
       const records = entries.map(({ text, vector }) => ({

@@ -1,48 +1,35 @@
-import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
-
 /**
- * Waits for a store operation at most `timeoutMs` (then an
- * {@link EmbeddingStoreError} with reason `timeout`) or until `abortSignal`
- * fires. A store client may queue commands while its server is down (ioredis
- * does, for seconds); the operation itself goes on, its result unused.
+ * Waits for a store operation at most `timeoutMs` (then rejects with
+ * `timeoutError()`) or until `abortSignal` fires (then with its reason). A
+ * store client may queue commands while its server is down (ioredis does, for
+ * seconds); the operation itself goes on, its result unused.
  */
 export async function withStoreTimeout<T>({
   promise,
   timeoutMs,
-  operation,
+  timeoutError,
   abortSignal,
 }: {
   /** The store operation. */
   promise: Promise<T>;
   /** Longest wait. */
   timeoutMs: number;
-  /** Named in the timeout error. */
-  operation: 'read' | 'write';
+  /** The error a timeout rejects with, naming the store and operation. */
+  timeoutError: () => Error;
   /** Stops waiting with the signal's reason. */
   abortSignal?: AbortSignal | undefined;
 }): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  abortSignal?.throwIfAborted();
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = abortSignal ? AbortSignal.any([abortSignal, deadline]) : deadline;
   let onAbort: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new EmbeddingStoreError({
-            operation,
-            reason: 'timeout',
-            message: `no answer within ${timeoutMs} ms`,
-          }),
-        ),
-      timeoutMs,
-    );
-    onAbort = () => reject(abortSignal?.reason);
-    abortSignal?.addEventListener('abort', onAbort, { once: true });
+    onAbort = () => reject(abortSignal?.aborted ? abortSignal.reason : timeoutError());
+    signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    abortSignal?.throwIfAborted();
     return await Promise.race([promise, stop]);
   } finally {
-    clearTimeout(timer);
-    if (onAbort) abortSignal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }

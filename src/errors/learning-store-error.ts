@@ -20,7 +20,7 @@ const symbol = Symbol.for(marker);
 export class LearningStoreError extends ToolbeltError {
   private readonly [symbol] = true;
   /** What was attempted. */
-  readonly operation: 'read' | 'write' | 'remove';
+  readonly operation: 'read' | 'write';
   /** `timeout` when the store did not answer within `timeoutMs`. */
   readonly reason: 'timeout' | 'failed';
 
@@ -30,7 +30,7 @@ export class LearningStoreError extends ToolbeltError {
     message,
     cause,
   }: {
-    operation: 'read' | 'write' | 'remove';
+    operation: 'read' | 'write';
     reason: 'timeout' | 'failed';
     message: string;
     cause?: unknown;

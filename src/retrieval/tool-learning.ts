@@ -53,7 +53,6 @@ export class ToolLearning {
   readonly vectorWeight: number;
   readonly syncEveryMs: number;
   private readonly backing: EmbeddingBacking | undefined;
-  private readonly storage: Storage | undefined;
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readonly retryAfterMs: number;
@@ -101,7 +100,6 @@ export class ToolLearning {
     this.keepText = keepText;
     this.vectorWeight = vectorWeight;
     this.syncEveryMs = store ? syncEveryMs : 0;
-    this.storage = store;
     this.backing = store ? storeBacking({ storage: store, ttlSeconds: undefined }) : undefined;
     this.prefix = prefix.replace(/[/\\]/g, ':').replace(/:+$/, '');
     this.timeoutMs = timeoutMs;
@@ -188,13 +186,19 @@ export class ToolLearning {
     });
   }
 
-  /** Drops what was learned about a tool, here and in the store. */
+  /**
+   * Drops what was learned about a tool. The store keeps an empty record (a
+   * tombstone) rather than no key, so replicas that learned it before see the
+   * newer, empty record on their next sync and drop it too.
+   */
   async forget(name: string): Promise<boolean> {
     return this.serial(name, async () => {
-      const had = this.usages.delete(name);
-      const storage = this.storage;
-      if (storage !== undefined)
-        await this.guarded('remove', () => storage.removeItem(this.key(name)));
+      const had = (this.usages.get(name)?.requests.length ?? 0) > 0;
+      const before = this.usages.get(name)?.updatedAt ?? 0;
+      const usage: ToolUsage = { requests: [], updatedAt: Math.max(Date.now(), before + 1) };
+      this.usages.set(name, usage);
+      const record = encodeUsageRecord(usage);
+      await this.guarded('write', b => b.write([{ key: this.key(name), record }]));
       return had;
     });
   }
@@ -225,7 +229,7 @@ export class ToolLearning {
   }
 
   private async guarded<T>(
-    operation: 'read' | 'write' | 'remove',
+    operation: 'read' | 'write',
     run: (backing: EmbeddingBacking) => Promise<T>,
     abortSignal?: AbortSignal,
   ): Promise<T | undefined> {

@@ -18,8 +18,8 @@ export type StickyOutcome = 'kept' | 'grown' | 'replaced';
 /**
  * Retrieval's seats under sticky selection: the previous call's seats when
  * they hold every leading hit of the new request (its best tool, and each
- * need's best); else those seats plus the missing leaders when that fits in
- * `maxSeats`; else the fresh top-k. Keeping the set keeps the tool list, the
+ * need's best); else those seats plus the missing fresh top-k (or at least the
+ * missing leaders) when that fits in `maxSeats`; else the fresh top-k. Keeping the set keeps the tool list, the
  * first thing in a provider's cached prompt prefix, byte-identical.
  *
  * @example
@@ -45,10 +45,12 @@ export function stickySeats({
 }): { seats: string[]; outcome: StickyOutcome } {
   if (previous.length === 0) return { seats: [...fresh], outcome: 'replaced' };
   const kept = new Set(previous);
-  const missing = leaders.filter(name => !kept.has(name));
-  if (missing.length === 0) return { seats: [...previous], outcome: 'kept' };
-  if (previous.length + missing.length <= maxSeats)
-    return { seats: [...previous, ...missing], outcome: 'grown' };
+  if (leaders.every(name => kept.has(name))) return { seats: [...previous], outcome: 'kept' };
+  // The list changes anyway: append the whole fresh top-k when it fits, else just the leaders.
+  for (const missing of [fresh, leaders].map(names => names.filter(name => !kept.has(name)))) {
+    if (previous.length + missing.length <= maxSeats)
+      return { seats: [...previous, ...missing], outcome: 'grown' };
+  }
   return { seats: [...fresh], outcome: 'replaced' };
 }
 

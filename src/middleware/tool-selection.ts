@@ -158,18 +158,10 @@ export function toolSelection({
         ...(params.toolChoice?.type === 'tool' ? { forced: params.toolChoice.toolName } : {}),
         ...(params.abortSignal ? { abortSignal: params.abortSignal } : {}),
       });
-      const byName = new Map(functionTools.map(tool => [tool.name, tool]));
-      const next = {
-        ...params,
-        // Provider-defined tools (web search, code interpreter) are not ours to drop. Sticky
-        // selection sends the previous call's order first; otherwise the catalog's order.
-        tools: selector.sticky
-          ? [
-              ...tools.filter(tool => tool.type !== 'function'),
-              ...[...selection.names].map(name => byName.get(name) as FunctionTool),
-            ]
-          : tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name)),
-      };
+      // Provider-defined tools (web search, code interpreter) are not ours to drop. Sticky
+      // selection sends the previous call's order first; otherwise the catalog's order.
+      const kept = tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name));
+      const next = { ...params, tools: selector.sticky ? inSelectionOrder(kept, selection) : kept };
       given.set(next, { selection, catalog: functionTools });
       if (learn) await learnFromTurn(params.prompt, selection.query, params.abortSignal);
       return next;
@@ -264,6 +256,15 @@ const MARKED_STREAM = new Set([
   'reasoning-end',
   'tool-call',
 ]);
+
+function inSelectionOrder<T extends { type: string; name: string }>(
+  tools: T[],
+  selection: Selection,
+): T[] {
+  const order = new Map([...selection.names].map((name, i) => [name, i]));
+  const rank = (tool: T) => (tool.type === 'function' ? (order.get(tool.name) ?? 0) : -1);
+  return tools.sort((a, b) => rank(a) - rank(b));
+}
 
 /**
  * Tool selection as a ready middleware: `wrapLanguageModel({ model, middleware: toolSelectionMiddleware({ ... }) })`.

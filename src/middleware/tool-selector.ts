@@ -280,6 +280,8 @@ export class ToolSelector {
     const followUp =
       previousText !== '' && tokenize(query).length <= (this.sticky?.followUpWords ?? 0);
     const now = await search(followUp ? `${previousText}\n${query}` : query);
+    // A follow-up rarely names a new tool: it is covered when the conversation's best tool is.
+    if (followUp) now.leaders = now.leaders.slice(0, 1);
     if (sameRequest) return { seats: marker.seats.filter(open), scores: now.scores };
     if (this.sticky === undefined || previousText === '')
       return { seats: now.fresh, scores: now.scores };

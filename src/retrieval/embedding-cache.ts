@@ -5,7 +5,7 @@ import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
-import { withStoreTimeout } from './with-store-timeout.ts';
+import { storeGuard } from './store-guard.ts';
 
 /** What the embedding cache reports: nothing here is a failure of the caller's request. */
 export type EmbeddingCacheEvent =
@@ -155,7 +155,6 @@ export function createEmbeddingCache({
   const base = store ? normalizeKeyPart(prefix.replace(/[/\\]/g, ':')) : '';
   const storeKey = (key: string): string => (base === '' ? key : `${base}:${key}`);
   const memory = new LRUCache<string, Float32Array>({ max: maxEntries });
-  let skipUntil = 0;
 
   const report = (event: EmbeddingCacheEvent): void => {
     try {
@@ -164,40 +163,16 @@ export function createEmbeddingCache({
       // A throwing listener must not turn a cache event into a failed request.
     }
   };
-  // Runs one store operation; a failure is an event, and the store rests for a while.
-  const guarded = async <T>(
-    operation: 'read' | 'write',
-    run: (backing: EmbeddingBacking) => Promise<T>,
-    abortSignal?: AbortSignal,
-  ): Promise<T | undefined> => {
-    if (backing === undefined || Date.now() < skipUntil) return undefined;
-    try {
-      return await withStoreTimeout({
-        promise: run(backing),
-        timeoutMs,
-        timeoutError: () =>
-          new EmbeddingStoreError({
-            operation,
-            reason: 'timeout',
-            message: `no answer within ${timeoutMs} ms`,
-          }),
-        abortSignal,
-      });
-    } catch (cause) {
-      if (abortSignal?.aborted) throw abortSignal.reason;
-      skipUntil = Date.now() + retryAfterMs;
-      const error = EmbeddingStoreError.isInstance(cause)
-        ? cause
-        : new EmbeddingStoreError({
-            operation,
-            reason: 'failed',
-            message: cause instanceof Error ? cause.message : String(cause),
-            cause,
-          });
-      report({ type: 'store-error', source: backing.kind, error });
-      return undefined;
-    }
-  };
+  // A failing store is an event, and rests for a while; the texts are embedded instead.
+  const guarded = storeGuard({
+    backing,
+    timeoutMs,
+    retryAfterMs,
+    toError: failure => new EmbeddingStoreError(failure),
+    isError: EmbeddingStoreError.isInstance,
+    onError: error =>
+      report({ type: 'store-error', source: (backing as EmbeddingBacking).kind, error }),
+  });
 
   return {
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { LearningStoreError } from '../errors/learning-store-error.ts';
 import { type EmbeddingBacking, storeBacking } from './embedding-backing.ts';
 import { type ToolUsage, decodeUsageRecord, encodeUsageRecord } from './usage-record.ts';
-import { withStoreTimeout } from './with-store-timeout.ts';
+import { storeGuard } from './store-guard.ts';
 
 /** What learning reports; nothing here fails the caller's request. */
 export type LearningEvent =
@@ -54,12 +54,10 @@ export class ToolLearning {
   readonly syncEveryMs: number;
   private readonly backing: EmbeddingBacking | undefined;
   private readonly prefix: string;
-  private readonly timeoutMs: number;
-  private readonly retryAfterMs: number;
+  private readonly guarded: ReturnType<typeof storeGuard<EmbeddingBacking, LearningStoreError>>;
   private readonly onEvent: (event: LearningEvent) => void;
   private readonly usages = new Map<string, ToolUsage>();
   private readonly queues = new Map<string, Promise<unknown>>();
-  private skipUntil = 0;
 
   constructor({
     store,
@@ -102,9 +100,15 @@ export class ToolLearning {
     this.syncEveryMs = store ? syncEveryMs : 0;
     this.backing = store ? storeBacking({ storage: store, ttlSeconds: undefined }) : undefined;
     this.prefix = prefix.replace(/[/\\]/g, ':').replace(/:+$/, '');
-    this.timeoutMs = timeoutMs;
-    this.retryAfterMs = retryAfterMs;
     this.onEvent = onEvent;
+    this.guarded = storeGuard({
+      backing: this.backing,
+      timeoutMs,
+      retryAfterMs,
+      toError: failure => new LearningStoreError(failure),
+      isError: LearningStoreError.isInstance,
+      onError: error => this.report({ type: 'store-error', error }),
+    });
   }
 
   /** Whether learned usage is shared through a store. */
@@ -226,41 +230,6 @@ export class ToolLearning {
       if (this.queues.get(name) === settled) this.queues.delete(name);
     });
     return next;
-  }
-
-  private async guarded<T>(
-    operation: 'read' | 'write',
-    run: (backing: EmbeddingBacking) => Promise<T>,
-    abortSignal?: AbortSignal,
-  ): Promise<T | undefined> {
-    const backing = this.backing;
-    if (backing === undefined || Date.now() < this.skipUntil) return undefined;
-    try {
-      return await withStoreTimeout({
-        promise: run(backing),
-        timeoutMs: this.timeoutMs,
-        timeoutError: () =>
-          new LearningStoreError({
-            operation,
-            reason: 'timeout',
-            message: `no answer within ${this.timeoutMs} ms`,
-          }),
-        abortSignal,
-      });
-    } catch (cause) {
-      if (abortSignal?.aborted) throw abortSignal.reason;
-      this.skipUntil = Date.now() + this.retryAfterMs;
-      const error = LearningStoreError.isInstance(cause)
-        ? cause
-        : new LearningStoreError({
-            operation,
-            reason: 'failed',
-            message: cause instanceof Error ? cause.message : String(cause),
-            cause,
-          });
-      this.report({ type: 'store-error', error });
-      return undefined;
-    }
   }
 
   private report(event: LearningEvent): void {

@@ -2,8 +2,9 @@ import type { Embedder } from './embedder.ts';
 import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
 import { type AnalyzedFields, type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
 import { distinctNeeds, mergeNeeds } from './multi-need.ts';
-import type { ToolUsage } from './usage-record.ts';
-import { combineVectors, usageBag } from './usage-signals.ts';
+import { tokenize } from './tokenize.ts';
+import { MAX_TERMS_PER_REQUEST, type ToolUsage } from './usage-record.ts';
+import { combineVectors, normalized, usageBag } from './usage-signals.ts';
 import { VectorIndex } from './vector-index.ts';
 
 // Candidates a need's ranking is searched to when attributing a learned request.
@@ -105,6 +106,33 @@ export class RetrievalChannels {
       if (rank >= 0 && rank < bestRank) [best, bestRank] = [need, rank];
     });
     return best;
+  }
+
+  /**
+   * What to learn from a request a tool served: the part it served (see
+   * {@link servedNeed}) as index terms and, with a model, its normalised
+   * embedding. Undefined when there is nothing to learn.
+   */
+  async describeRequest(
+    query: string,
+    slot: number,
+    abortSignal?: AbortSignal,
+  ): Promise<
+    | { text: string; terms: string[]; vector?: { modelId: string; values: Float32Array } }
+    | undefined
+  > {
+    const text = await this.servedNeed(query, slot, abortSignal);
+    const terms = [...new Set(tokenize(text))].slice(0, MAX_TERMS_PER_REQUEST);
+    const embedder = this.embedder;
+    if (terms.length === 0 && embedder === undefined) return undefined;
+    const [vector] = await this.embedQueries([text], abortSignal);
+    return {
+      text,
+      terms,
+      ...(vector && embedder
+        ? { vector: { modelId: embedder.id, values: normalized(vector) } }
+        : {}),
+    };
   }
 
   /** Embeddings of user text (kept in memory only), or [] without a model. */

@@ -6,14 +6,12 @@ import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
 import { diffCatalog } from './catalog-diff.ts';
 import { distinctNeeds } from './multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
-import { tokenize } from './tokenize.ts';
 import { toolFields } from './tool-fields.ts';
 import type { ToolLearning } from './tool-learning.ts';
 import { toolEmbeddingText } from './tool-text.ts';
-import { MAX_TERMS_PER_REQUEST, type ToolUsage } from './usage-record.ts';
+import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
-import { normalized } from './usage-signals.ts';
 
 /** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
 export type ToolIndexOptions = {
@@ -255,26 +253,15 @@ export class ToolIndex {
     const learning = this.learningOrThrow();
     checkSearchArguments({ query, topK: 1, mode: 'multi' });
     const entry = this.entries.get(tool);
-    if (entry === undefined) {
+    if (entry === undefined)
       throw new InvalidArgumentError({
         argument: 'tool',
         value: tool,
         message: 'not in the index',
       });
-    }
-    const text = await this.channels.servedNeed(query, entry.slot, abortSignal);
-    const terms = [...new Set(tokenize(text))].slice(0, MAX_TERMS_PER_REQUEST);
-    const embedder = this.channels.embedder;
-    if (terms.length === 0 && embedder === undefined) return false;
-    const [vector] = await this.channels.embedQueries([text], abortSignal);
-    await learning.add({
-      name: tool,
-      terms,
-      text,
-      ...(vector && embedder
-        ? { vector: { modelId: embedder.id, values: normalized(vector) } }
-        : {}),
-    });
+    const request = await this.channels.describeRequest(query, entry.slot, abortSignal);
+    if (request === undefined) return false;
+    await learning.add({ name: tool, ...request });
     const current = this.entries.get(tool);
     if (current !== undefined) this.applyUsage(tool, current.slot);
     this.changes++;

@@ -1,122 +1,189 @@
-// Tool-selection middleware costs, one JSON line each:
-//  - per-step overhead of transformParams once the turn's query is cached, at
-//    1,000 and 10,000 tools (lexical default and hybrid with a stand-in
-//    embedding model), and embedding calls per user turn over a 5-step loop;
-//  - tool-definition tokens per call, all tools vs the selection, counted with
-//    the o200k tokenizer on the BFCL dev catalog (real API definitions).
+// Tool-selection middleware, one JSON line per figure:
+//  1. Cache stability: scripted multi-turn conversations from the dev sets (a request, a
+//     short follow-up, another request, a follow-up), run with `stability: 'fresh'` and
+//     `'sticky'`: the share of model calls whose tool list is byte-identical to the
+//     previous call's, and how much of the per-turn fresh top-k (and of the gold tools)
+//     each turn's list holds.
+//  2. Time per model call at 1,000 and 10,000 tools: `firstStepMs` is a turn's first
+//     call (retrieval; in hybrid mode the query embedding comes over HTTP from the local
+//     fake OpenAI-compatible server, then fusion), `cachedStepMs` a later step of the
+//     same turn (answered from the per-query cache). Tool vectors are pre-filled into
+//     the embedding cache, as a warm store would serve them.
+//  3. Tool-definition tokens (o200k) per call in the wire format each API is sent
+//     (chat completions and the Responses API), read from the requests the fake server
+//     received: the whole catalog vs the selection.
 // Usage: node bench/middleware.ts
 import { join } from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, jsonSchema, stepCountIs, tool, type ToolSet, wrapLanguageModel } from 'ai';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { toolSelection } from '../src/middleware/tool-selection.ts';
+import { ToolSelector } from '../src/middleware/tool-selector.ts';
 import { readEvalQueries, readToolCatalog } from '../src/retrieval/catalog-file.ts';
+import { createEmbeddingCache } from '../src/retrieval/embedding-cache.ts';
 import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
+import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
 import type { ToolDescriptor } from '../src/retrieval/types.ts';
-import { hashingEmbeddingModel } from '../test/helpers/hashing-embedding-model.ts';
+import { fakeEmbedding } from '../test/fixtures/fake-openai/embeddings.ts';
+import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
+import { buildConversations, runConversations } from './conversations.ts';
 
-const dev = join(import.meta.dirname, '..', 'test', 'fixtures', 'eval', 'dev');
-const catalog = await readToolCatalog(join(dev, 'tools.jsonl'));
-const queries = await readEvalQueries(join(dev, 'queries.jsonl'));
+const evalDir = join(import.meta.dirname, '..', 'test', 'fixtures', 'eval');
 const TOP_K = 5;
+const DIMENSIONS = 1536;
+const EMBEDDING_MODEL = 'text-embedding-3-small';
+const STAND_IN = `fake-openai server over HTTP (hashed bag of words standing in for ${EMBEDDING_MODEL}), ${DIMENSIONS}-d`;
 
-function catalogOf(size: number): ToolDescriptor[] {
-  return Array.from({ length: size }, (_, i) => {
+const median = (xs: number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
+// 1. Cache stability.
+for (const set of ['dev', 'dev-multi']) {
+  const catalog = await readToolCatalog(join(evalDir, set, 'tools.jsonl'));
+  const queries = await readEvalQueries(join(evalDir, set, 'queries.jsonl'));
+  const index = createToolIndex();
+  await index.upsert(catalog);
+  const conversations = buildConversations(queries);
+  for (const stability of ['fresh', 'sticky'] as const) {
+    const { middleware } = toolSelection({ index, topK: TOP_K, stability });
+    const selector = new ToolSelector({ index, topK: TOP_K });
+    const figures = await runConversations({
+      middleware,
+      selector,
+      conversations,
+      catalog,
+      topK: TOP_K,
+    });
+    console.log(JSON.stringify({ bench: 'stability', set, stability, topK: TOP_K, ...figures }));
+  }
+}
+
+const catalog = await readToolCatalog(join(evalDir, 'dev', 'tools.jsonl'));
+const queries = await readEvalQueries(join(evalDir, 'dev', 'queries.jsonl'));
+const catalogOf = (size: number): ToolDescriptor[] =>
+  Array.from({ length: size }, (_, i) => {
     const tool = catalog[i % catalog.length] as ToolDescriptor;
     return {
       ...tool,
       name: i < catalog.length ? tool.name : `${tool.name}_${Math.floor(i / catalog.length)}`,
     };
   });
-}
 
-const asCallTools = (tools: ToolDescriptor[]) =>
-  tools.map(t => ({
+await using fake = await startFakeOpenAI({ embeddingDimensions: DIMENSIONS });
+const openai = createOpenAI({ baseURL: fake.baseURL, apiKey: 'bench' });
+
+// 2. Time per call.
+for (const size of [1000, 10000]) {
+  const tools = catalogOf(size);
+  const callTools = tools.map(t => ({
     type: 'function' as const,
     name: t.name,
     description: t.description ?? '',
     inputSchema: (t.inputSchema ?? { type: 'object' }) as never,
   }));
-
-const median = (xs: number[]): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const round = (x: number): number => Math.round(x * 1000) / 1000;
-
-for (const size of [1000, 10000]) {
   for (const retrieval of ['lexical', 'hybrid'] as const) {
-    const embeddingModel = hashingEmbeddingModel({ dimensions: 256 });
-    const index = createToolIndex(retrieval === 'hybrid' ? { embeddingModel } : {});
-    const tools = catalogOf(size);
+    let index = createToolIndex();
+    if (retrieval === 'hybrid') {
+      const embeddingModel = openai.embedding(EMBEDDING_MODEL);
+      const cache = createEmbeddingCache({ maxEntries: size + 100 });
+      await cache.write({
+        modelId: `${embeddingModel.provider}:${embeddingModel.modelId}`,
+        entries: tools.map(t => {
+          const text = toolEmbeddingText(t);
+          return {
+            text,
+            vector: Float32Array.from(fakeEmbedding({ text, dimensions: DIMENSIONS })),
+          };
+        }),
+        persist: false,
+      });
+      index = createToolIndex({ embeddingModel, cache });
+    }
     await index.upsert(tools);
     const { middleware } = toolSelection({ index, topK: TOP_K, pinned: ['python'] });
-    const callTools = asCallTools(tools);
-    const steps: number[] = [];
-    let embedCalls = 0;
-    const turns = queries.slice(0, 20);
+    const embeddingsBefore = fake.requests.filter(r => r.api === 'embeddings').length;
+    const first: number[] = [];
+    const cached: number[] = [];
+    const turns = queries.slice(0, 30);
     for (const { query } of turns) {
-      const before = embeddingModel.doEmbedCalls.length;
       const prompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: query }] }];
       for (let step = 0; step < 5; step++) {
         // Each step gets a fresh tools array, as generateText builds one per step.
         const params = { prompt, tools: [...callTools] };
         const started = performance.now();
         await middleware.transformParams!({ type: 'generate', params, model: undefined as never });
-        if (step > 0) steps.push(performance.now() - started); // step 0 embeds the query
+        (step === 0 ? first : cached).push(performance.now() - started);
       }
-      embedCalls += embeddingModel.doEmbedCalls.length - before;
     }
+    const embeddingCalls =
+      fake.requests.filter(r => r.api === 'embeddings').length - embeddingsBefore;
     console.log(
       JSON.stringify({
+        bench: 'step-time',
         tools: size,
         retrieval,
-        stepOverheadMs: round(median(steps)),
-        stepOverheadP90Ms: round(
-          [...steps].sort((a, b) => a - b)[Math.floor(steps.length * 0.9)] as number,
+        ...(retrieval === 'hybrid' ? { embedder: STAND_IN } : {}),
+        firstStepMs: round(median(first)),
+        firstStepP90Ms: round(
+          [...first].sort((a, b) => a - b)[Math.floor(first.length * 0.9)] as number,
         ),
-        embedCallsPerTurn: retrieval === 'hybrid' ? embedCalls / turns.length : 0,
+        cachedStepMs: round(median(cached)),
+        embeddingRequestsPerTurn: round(embeddingCalls / turns.length),
       }),
     );
   }
 }
 
-// Tokens of the tool definitions as an OpenAI-style request carries them.
-const definitionTokens = (tools: ToolDescriptor[]): number =>
-  encode(
-    JSON.stringify(
-      tools.map(t => ({
-        type: 'function',
-        function: {
-          name: t.name,
-          description: t.description ?? '',
-          parameters: t.inputSchema ?? {},
-        },
-      })),
-    ),
-  ).length;
-
-for (const size of [200, catalog.length]) {
-  const tools = catalog.slice(0, size);
-  const names = new Set(tools.map(t => t.name));
-  const index = createToolIndex();
-  await index.upsert(tools);
-  const { selector } = toolSelection({ index, topK: TOP_K });
-  const tokensAll = definitionTokens(tools);
-  const selected: number[] = [];
-  for (const { query } of queries) {
-    const selection = await selector.select({
-      tools,
-      messages: [{ role: 'user', content: query }],
-    });
-    selected.push(definitionTokens(tools.filter(t => selection.names.has(t.name))));
-  }
-  const tokensSelected = Math.round(selected.reduce((a, b) => a + b, 0) / selected.length);
-  console.log(
-    JSON.stringify({
-      catalog: size,
-      topK: TOP_K,
-      tokensAll,
-      tokensSelected,
-      reduction: round(1 - tokensSelected / tokensAll),
-      queries: queries.length,
-      goldInCatalog: queries.filter(q => q.gold.every(g => names.has(g))).length,
-    }),
+// 3. Tool tokens on the wire.
+const toToolSet = (tools: ToolDescriptor[]): ToolSet =>
+  Object.fromEntries(
+    tools.map(t => [
+      t.name,
+      tool({
+        description: t.description ?? '',
+        inputSchema: jsonSchema((t.inputSchema ?? { type: 'object' }) as never),
+        execute: async () => 'ok',
+      }),
+    ]),
   );
+const wireTokens = (body: { tools?: unknown }): number =>
+  encode(JSON.stringify(body.tools ?? [])).length;
+const sample = queries.slice(0, 20);
+for (const size of [200, catalog.length]) {
+  const tools = toToolSet(catalog.slice(0, size));
+  const index = createToolIndex();
+  await index.upsert(catalog.slice(0, size));
+  const selection = toolSelection({ index, topK: TOP_K });
+  for (const api of ['chat', 'responses'] as const) {
+    const model = api === 'chat' ? openai.chat('fake-model') : openai('fake-model');
+    fake.setScript(() => ({ text: 'ok' }));
+    const start = fake.requests.length;
+    await generateText({ model, tools, prompt: sample[0]!.query, stopWhen: stepCountIs(1) });
+    const all = wireTokens(fake.requests[start]!.body);
+    const selected: number[] = [];
+    for (const { query } of sample) {
+      const at = fake.requests.length;
+      await generateText({
+        model: wrapLanguageModel({ model, middleware: selection.middleware }),
+        tools,
+        prompt: query,
+        stopWhen: stepCountIs(1),
+      });
+      selected.push(wireTokens(fake.requests[at]!.body));
+    }
+    const mean = Math.round(selected.reduce((a, b) => a + b, 0) / selected.length);
+    console.log(
+      JSON.stringify({
+        bench: 'tool-tokens',
+        api: api === 'chat' ? 'chat completions' : 'responses',
+        catalog: size,
+        topK: TOP_K,
+        tokensAll: all,
+        tokensSelected: mean,
+        reduction: round(1 - mean / all),
+        queries: sample.length,
+      }),
+    );
+  }
 }

@@ -5,18 +5,21 @@ import { ToolbeltError } from './errors/toolbelt-error.ts';
 import { UsageError } from './errors/usage-error.ts';
 import { readEvalQueries } from './retrieval/catalog-file.ts';
 import { evaluateRetrieval } from './retrieval/evaluate-retrieval.ts';
+import { learnFromQueries } from './retrieval/learn-from-queries.ts';
 import type { QueryMode } from './retrieval/types.ts';
 
 const USAGE = `Usage:
   ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder lexical|openai:MODEL]
-                     [--mode multi|single] [--cache FILE] [--json]
+                     [--mode multi|single] [--cache FILE] [--learn-from TRAIN.jsonl] [--json]
   ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode multi|single] "query"
   ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
   ai-toolbelt setup-sandbox [--add-packages "..."] [--image NAME]      (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
 
 Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
-queries are {"id","query","gold":[tool names]} per line.`;
+queries are {"id","query","gold":[tool names]} per line. --learn-from learns each
+(query, gold tool) pair of a file in the same format before evaluating; never
+evaluate on a query you learned from.`;
 
 const FLAGS = {
   tools: { type: 'string' },
@@ -26,6 +29,7 @@ const FLAGS = {
   mode: { type: 'string' },
   cache: { type: 'string' },
   image: { type: 'string' },
+  'learn-from': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -76,14 +80,17 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError({ message: 'missing --queries <queries.jsonl>' });
     const ks = parseKs(values.k, [1, 5, 10]);
     const queries = await readEvalQueries(values.queries);
+    const train = values['learn-from'] ? await readEvalQueries(values['learn-from']) : undefined;
     const started = performance.now();
-    const index = await indexFromFlags(values);
+    const index = await indexFromFlags({ ...values, learning: train !== undefined });
+    const learned = train ? await learnFromQueries({ index, queries: train }) : undefined;
     const report = await evaluateRetrieval({ index, queries, ks, mode });
     report.ms = Math.round(performance.now() - started);
     if (values.json) {
-      console.log(JSON.stringify(report));
+      console.log(JSON.stringify(learned === undefined ? report : { ...report, learned }));
       return;
     }
+    if (learned !== undefined) console.log(`learned ${learned} (request, tool) pairs first`);
     const recall = ks.map(k => `R@${k} ${(100 * (report.recall[String(k)] as number)).toFixed(1)}`);
     console.log(
       `${report.tools} tools, ${report.queries} queries, ${report.ms} ms (index + search)`,

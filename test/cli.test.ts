@@ -40,6 +40,38 @@ describe('ai-toolbelt CLI', () => {
     expect(report.recall['5']).toBeLessThanOrEqual(report.recall['10']);
   });
 
+  it('eval --learn-from learns the train pairs first and reports "learned"', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aitb-cli-learn-'));
+    const multi = join(import.meta.dirname, 'fixtures', 'eval', 'dev-multi');
+    const rows = (await import('node:fs'))
+      .readFileSync(join(multi, 'queries.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    // Disjoint halves: never evaluate on a learned query.
+    await writeFile(join(dir, 'train.jsonl'), rows.filter((_, i) => i % 2 === 0).join('\n'));
+    await writeFile(join(dir, 'test.jsonl'), rows.filter((_, i) => i % 2 === 1).join('\n'));
+    const args = [
+      'eval',
+      '--tools',
+      join(multi, 'tools.jsonl'),
+      '--queries',
+      join(dir, 'test.jsonl'),
+      '--json',
+    ];
+    const [plain, learned] = await Promise.all([
+      ai(args),
+      ai([...args, '--learn-from', join(dir, 'train.jsonl')]),
+    ]);
+    expect(learned.code).toBe(0);
+    const without = JSON.parse(plain.stdout);
+    const withLearning = JSON.parse(learned.stdout);
+    expect(without.learned).toBeUndefined();
+    expect(withLearning.learned).toBe(2 * Math.ceil(rows.length / 2)); // two gold tools per query
+    expect(withLearning.recall['5']).toBeGreaterThan(without.recall['5']);
+    const missing = await ai([...args, '--learn-from', join(dir, 'nope.jsonl')]);
+    expect(missing.code).not.toBe(0);
+  });
+
   it('eval prints a readable summary', async () => {
     const { code, stdout } = await ai([
       'eval',

@@ -38,6 +38,8 @@ describe('package entry', () => {
       DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
       EmbeddingStoreError: () =>
         new root.EmbeddingStoreError({ operation: 'read', reason: 'timeout', message: 'm' }),
+      LearningStoreError: () =>
+        new root.LearningStoreError({ operation: 'write', reason: 'failed', message: 'm' }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),

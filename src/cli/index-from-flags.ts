@@ -4,7 +4,13 @@ import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 
 /** Flags shared by `eval` and `search`. */
-export type IndexFlags = { tools?: string; embedder?: string; cache?: string };
+export type IndexFlags = {
+  tools?: string;
+  embedder?: string;
+  cache?: string;
+  /** Learning from use on (for `eval --learn-from`). */
+  learning?: boolean;
+};
 
 /**
  * Builds and fills a tool index from `--tools`, `--embedder lexical|openai:MODEL`
@@ -15,11 +21,12 @@ export async function indexFromFlags({
   tools,
   embedder = 'lexical',
   cache,
+  learning = false,
 }: IndexFlags): Promise<ToolIndex> {
   if (tools === undefined) throw new UsageError({ message: 'missing --tools <catalog.jsonl>' });
   let index: ToolIndex;
   if (embedder === 'lexical') {
-    index = createToolIndex();
+    index = createToolIndex({ learning });
   } else if (embedder.startsWith('openai:') && embedder.length > 'openai:'.length) {
     const { openai } = await import('@ai-sdk/openai').catch((error: unknown) => {
       if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
@@ -30,6 +37,7 @@ export async function indexFromFlags({
     index = createToolIndex({
       embeddingModel: openai.embedding(embedder.slice('openai:'.length)),
       ...(cache ? { cache } : {}),
+      learning,
     });
   } else {
     throw new UsageError({

@@ -5,6 +5,7 @@ export { DockerTimeoutError } from './docker-timeout-error.ts';
 export { DuplicateToolError } from './duplicate-tool-error.ts';
 export { EmbeddingStoreError } from './embedding-store-error.ts';
 export { InvalidArgumentError } from './invalid-argument-error.ts';
+export { LearningStoreError } from './learning-store-error.ts';
 export { McpAuthorizationError, type McpAuthorizationReason } from './mcp-authorization-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';
 export { McpPaginationError } from './mcp-pagination-error.ts';

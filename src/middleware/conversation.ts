@@ -12,7 +12,8 @@ export type QuerySource =
   | { lastUserTurns: number }
   | ((messages: readonly ConversationMessage[]) => string);
 
-function textOf(content: unknown): string {
+/** The text of a message's content: a string, or its `text` parts joined by newlines. */
+export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content

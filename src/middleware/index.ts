@@ -5,6 +5,9 @@ export {
   type ConversationMessage,
   type QuerySource,
 } from './conversation.ts';
+export type { ToolLearnEvent } from './learn-from-turn.ts';
+export type { SelectionMarker } from './selection-marker.ts';
+export type { Stability, StickyOutcome } from './sticky-seats.ts';
 export {
   toolSelection,
   toolSelectionMiddleware,

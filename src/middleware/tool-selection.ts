@@ -1,5 +1,15 @@
-import { type LanguageModelMiddleware, type PrepareStepFunction, type ToolSet, asSchema } from 'ai';
+import {
+  type LanguageModelMiddleware,
+  type PrepareStepFunction,
+  type ToolSet,
+  toolSearch,
+} from 'ai';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ConversationMessage } from './conversation.ts';
+import { withMarker } from './selection-marker.ts';
+import { describeTools } from './describe-tools.ts';
+import { type ToolLearnEvent, learnerFor } from './learn-from-turn.ts';
 import {
   type OfferedTool,
   type Selection,
@@ -22,6 +32,16 @@ export type ToolMissEvent = {
 /** Options of {@link toolSelection}. */
 export type ToolSelectionSetup = ToolSelectionOptions & {
   /**
+   * Learn from use: when the model calls a tool (selected, missed, or found
+   * through `toolSearch`) and its result comes back without an error, the
+   * request is learned for that tool (`index.learn`), so the next similar
+   * request finds it. Needs an index created with `learning` (made for you
+   * when no `index` is given). Failed calls teach nothing.
+   */
+  learn?: boolean;
+  /** Each request learned, or why learning failed. */
+  onLearn?: (event: ToolLearnEvent) => void;
+  /**
    * Live recall: called when the model calls a tool it was not given. Such a
    * call still executes when the caller's `tools` has it, unless strict mode
    * (`prepareStep`) is on.
@@ -43,6 +63,22 @@ export type ToolSelection = {
     query: string;
     tools: Array<{ name: string; description?: string }>;
   }) => Promise<string[]>;
+  /**
+   * The toolSearch recipe, per request: `tools` with everything outside this
+   * request's selection deferred (`deferLoading`), plus the SDK's `toolSearch`
+   * over the same index, so the model can find and call a tool that top-k
+   * missed within the same turn.
+   */
+  withToolSearch: (options: {
+    /** Every tool of the app. */
+    tools: ToolSet;
+    /** The conversation the request carries (`ModelMessage[]`). */
+    messages: readonly ConversationMessage[];
+    /** Tools one search returns. */
+    maxResults?: number;
+    /** The search tool's name. */
+    name?: string;
+  }) => Promise<ToolSet>;
   /** The selector itself (index, `select`, `rank`). */
   selector: ToolSelector;
 };
@@ -64,8 +100,31 @@ type FunctionTool = Extract<NonNullable<CallOptions['tools']>[number], { type: '
  * // strict: streamText({ model, tools, messages, prepareStep: selection.prepareStep(tools) })
  * ```
  */
-export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): ToolSelection {
-  const selector = new ToolSelector(options);
+export function toolSelection({
+  onMiss,
+  learn = false,
+  onLearn,
+  ...options
+}: ToolSelectionSetup = {}): ToolSelection {
+  if (learn && options.index !== undefined && !options.index.learns) {
+    throw new InvalidArgumentError({
+      argument: 'learn',
+      value: learn,
+      message: 'the index does not learn; create it with createToolIndex({ learning: true })',
+    });
+  }
+  const selector = new ToolSelector(
+    learn && options.index === undefined
+      ? {
+          ...options,
+          index: createToolIndex({
+            ...(options.embeddingModel ? { embeddingModel: options.embeddingModel } : {}),
+            learning: true,
+          }),
+        }
+      : options,
+  );
+  const learnFromTurn = learnerFor({ selector, pinned: options.pinned ?? [], onLearn });
   // The selection a call was given, for live-recall checks on its output.
   const given = new WeakMap<
     object,
@@ -99,16 +158,24 @@ export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): 
         ...(params.toolChoice?.type === 'tool' ? { forced: params.toolChoice.toolName } : {}),
         ...(params.abortSignal ? { abortSignal: params.abortSignal } : {}),
       });
-      // Provider-defined tools (web search, code interpreter) are not ours to drop.
-      const next = {
-        ...params,
-        tools: tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name)),
-      };
+      // Provider-defined tools (web search, code interpreter) are not ours to drop. Sticky
+      // selection sends the previous call's order first; otherwise the catalog's order.
+      const kept = tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name));
+      const next = { ...params, tools: selector.sticky ? inSelectionOrder(kept, selection) : kept };
       given.set(next, { selection, catalog: functionTools });
+      if (learn) await learnFromTurn(params.prompt, selection.query, params.abortSignal);
       return next;
     },
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
+      const marker = given.get(params)?.selection.marker;
+      if (marker !== undefined) {
+        result.content = result.content.map(part =>
+          MARKED.has(part.type)
+            ? { ...part, providerMetadata: withMarker(part.providerMetadata, marker) }
+            : part,
+        ) as typeof result.content;
+      }
       reportMisses(
         params,
         result.content.flatMap(part =>
@@ -119,13 +186,24 @@ export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): 
     },
     async wrapStream({ doStream, params }) {
       const result = await doStream();
-      if (onMiss === undefined) return result;
+      const marker = given.get(params)?.selection.marker;
+      if (onMiss === undefined && marker === undefined) return result;
       const stream = result.stream.pipeThrough(
         new TransformStream({
           transform(part, controller) {
             if (part.type === 'tool-call' && !part.providerExecuted)
               reportMisses(params, [part.toolName]);
-            controller.enqueue(part);
+            controller.enqueue(
+              marker !== undefined && MARKED_STREAM.has(part.type)
+                ? {
+                    ...part,
+                    providerMetadata: withMarker(
+                      (part as { providerMetadata?: Record<string, unknown> }).providerMetadata,
+                      marker,
+                    ),
+                  }
+                : part,
+            );
           },
         }),
       );
@@ -134,12 +212,11 @@ export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): 
   };
 
   const prepareStep = <TOOLS extends ToolSet>(tools: TOOLS): PrepareStepFunction<TOOLS> => {
-    let offered: Promise<OfferedTool[]> | undefined;
     return async ({ messages }) => {
-      offered ??= describeTools(tools);
       const selection = await selector.select({
-        tools: await offered,
+        tools: await describeTools(tools),
         messages: messages as ConversationMessage[],
+        report: false,
       });
       return { activeTools: [...selection.names] as Array<keyof TOOLS & string> };
     };
@@ -148,7 +225,45 @@ export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): 
   const search: ToolSelection['search'] = async ({ query, tools }) =>
     (await selector.rank(query, tools, Math.max(1, tools.length))).map(hit => hit.name);
 
-  return { middleware, prepareStep, search, selector };
+  const withToolSearch: ToolSelection['withToolSearch'] = async ({
+    tools,
+    messages,
+    maxResults = 5,
+    name = 'toolSearch',
+  }) => {
+    selector.addSearchTool(name);
+    const selection = await selector.select({
+      tools: await describeTools(tools),
+      messages,
+      report: false,
+    });
+    const deferred: ToolSet = {};
+    for (const [toolName, tool] of Object.entries(tools))
+      deferred[toolName] = selection.names.has(toolName) ? tool : { ...tool, deferLoading: true };
+    deferred[name] = toolSearch({ search, maxResults });
+    return deferred;
+  };
+
+  return { middleware, prepareStep, search, withToolSearch, selector };
+}
+
+// Response parts that carry the selection marker into the conversation.
+const MARKED = new Set(['text', 'reasoning', 'tool-call']);
+const MARKED_STREAM = new Set([
+  'text-start',
+  'text-end',
+  'reasoning-start',
+  'reasoning-end',
+  'tool-call',
+]);
+
+function inSelectionOrder<T extends { type: string; name: string }>(
+  tools: T[],
+  selection: Selection,
+): T[] {
+  const order = new Map([...selection.names].map((name, i) => [name, i]));
+  const rank = (tool: T) => (tool.type === 'function' ? (order.get(tool.name) ?? 0) : -1);
+  return tools.sort((a, b) => rank(a) - rank(b));
 }
 
 /**
@@ -165,15 +280,4 @@ export function toolSelection({ onMiss, ...options }: ToolSelectionSetup = {}): 
  */
 export function toolSelectionMiddleware(options: ToolSelectionSetup = {}): LanguageModelMiddleware {
   return toolSelection(options).middleware;
-}
-
-async function describeTools(tools: ToolSet): Promise<OfferedTool[]> {
-  return Promise.all(
-    Object.entries(tools).map(async ([name, tool]) => ({
-      name,
-      // A description may be a function of the call's context; retrieval needs a fixed text.
-      ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-      inputSchema: await asSchema(tool.inputSchema).jsonSchema,
-    })),
-  );
 }

@@ -2,16 +2,23 @@ import type { EmbeddingModel } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
-import type { QueryMode, ScoredTool, ToolDescriptor } from '../retrieval/types.ts';
+import { tokenize } from '../retrieval/tokenize.ts';
+import type { QueryMode, ScoredTool } from '../retrieval/types.ts';
 import {
   type ConversationMessage,
   type QuerySource,
   calledTools,
   extractQuery,
 } from './conversation.ts';
+import { type OfferedSet, type OfferedTool, OfferedTools } from './offered-tools.ts';
+import { type SelectionMarker, queryHash, readMarker } from './selection-marker.ts';
+import { type Stability, type StickyOutcome, stickyOptions, stickySeats } from './sticky-seats.ts';
+import { discoveredTools, previousUserText } from './turn-calls.ts';
+
+export type { OfferedTool } from './offered-tools.ts';
 
 /** Why a tool was kept. */
-export type SelectionReason = 'top-k' | 'pinned' | 'called' | 'forced';
+export type SelectionReason = 'top-k' | 'pinned' | 'called' | 'forced' | 'discovered';
 
 /** One kept tool; `score` is its retrieval score when retrieval ranked it. */
 export type SelectedTool = { name: string; score?: number; reason: SelectionReason };
@@ -20,7 +27,7 @@ export type SelectedTool = { name: string; score?: number; reason: SelectionReas
 export type ToolSelectionEvent = {
   /** The retrieval query ('' when the conversation had no user text). */
   query: string;
-  /** Kept tools, in the catalog's order. */
+  /** Kept tools, in the order they are sent (the catalog's, or the previous call's when sticky). */
   selected: SelectedTool[];
   /** How many offered tools were left out. */
   dropped: number;
@@ -33,6 +40,8 @@ export type ToolSelectionEvent = {
    * (no embedding model configured: weaker on paraphrases like "rain" for "weather").
    */
   retrieval: 'lexical' | 'dense' | 'hybrid';
+  /** With `stability: 'sticky'`, on a new request: what happened to the previous set. */
+  sticky?: StickyOutcome;
 };
 
 /** Options shared by the middleware, the strict `prepareStep` and `search`. */
@@ -53,37 +62,44 @@ export type ToolSelectionOptions = {
   keepCalledTools?: boolean;
   /** With no query, catalogs of at most this many tools are sent whole. */
   sendAllBelow?: number;
+  /**
+   * `'fresh'` (default): a new top-k for each request. `'sticky'`: keep the
+   * previous call's tools while they cover the request, so the tool list (and
+   * the provider's prompt cache) stays the same; see {@link Stability}.
+   */
+  stability?: Stability;
   /** Called once per model call with what was kept. */
   onSelect?: (event: ToolSelectionEvent) => void;
   /** Search results remembered per (query, catalog); one query embedding per user turn. */
   cacheSize?: number;
 };
 
-/** The tools a call offers, as the selector needs them. */
-export type OfferedTool = { name: string; description?: string; inputSchema?: unknown };
-
-type OfferedSet = { all: boolean; size: number; has(name: string): boolean; names?: Set<string> };
-
 /** The outcome of one selection. */
-export type Selection = ToolSelectionEvent & { names: ReadonlySet<string> };
+export type Selection = ToolSelectionEvent & {
+  names: ReadonlySet<string>;
+  /** What to carry in the conversation for the next call (see `SelectionMarker`). */
+  marker: SelectionMarker;
+};
 
 /**
  * The selection logic behind `toolSelectionMiddleware`, the strict-mode
  * `prepareStep` and `search`: top-k by retrieval, plus pinned, already
- * called and forced tools, in the catalog's order.
+ * called, discovered and forced tools. One request keeps one selection: the
+ * previous call's, read back from the conversation, when it was made for the
+ * same query (so learning or a catalog change never reshuffles a turn).
  */
 export class ToolSelector {
   readonly index: ToolIndex;
   private readonly topK: number;
-  private readonly pinned: ReadonlySet<string>;
+  private readonly pinned: Set<string>;
   private readonly querySource: QuerySource;
-  private readonly strategy: QueryMode;
   private readonly keepCalledTools: boolean;
   private readonly sendAllBelow: number;
+  /** Sticky selection's settings; undefined for `stability: 'fresh'`. */
+  readonly sticky: { maxSeats: number; followUpWords: number } | undefined;
   private readonly onSelect: ((event: ToolSelectionEvent) => void) | undefined;
-  private readonly cacheSize: number;
-  private readonly cache = new Map<string, Promise<ScoredTool[]>>();
-  private readonly pending = new Map<string, Promise<unknown>>();
+  private readonly offered: OfferedTools;
+  private readonly searchTools = new Set<string>();
 
   constructor({
     index,
@@ -94,6 +110,7 @@ export class ToolSelector {
     strategy = 'multi',
     keepCalledTools = true,
     sendAllBelow = 20,
+    stability = 'fresh',
     onSelect,
     cacheSize = 256,
   }: ToolSelectionOptions = {}) {
@@ -115,11 +132,20 @@ export class ToolSelector {
     this.topK = topK;
     this.pinned = new Set(pinned);
     this.querySource = query;
-    this.strategy = strategy;
     this.keepCalledTools = keepCalledTools;
     this.sendAllBelow = sendAllBelow;
+    this.sticky = stickyOptions(stability, topK);
     this.onSelect = onSelect;
-    this.cacheSize = cacheSize;
+    this.offered = new OfferedTools({ index: this.index, strategy, cacheSize });
+  }
+
+  /** Marks `name` as a search tool (`toolSearch`): always kept, and what it finds is kept too. */
+  addSearchTool(name: string): void {
+    this.searchTools.add(name);
+  }
+
+  isSearchTool(name: string): boolean {
+    return this.searchTools.has(name);
   }
 
   /** Selects the tools for one model call from the tools it offers. */
@@ -128,11 +154,14 @@ export class ToolSelector {
     messages,
     forced,
     abortSignal,
+    report = true,
   }: {
     tools: readonly OfferedTool[];
     messages: readonly ConversationMessage[];
     forced?: string;
     abortSignal?: AbortSignal;
+    /** Call `onSelect` (off for companions that only mirror the middleware's selection). */
+    report?: boolean;
   }): Promise<Selection> {
     const started = performance.now();
     const query = extractQuery(messages, this.querySource);
@@ -141,18 +170,22 @@ export class ToolSelector {
       if (!reasons.has(name))
         reasons.set(name, { name, reason, ...(score !== undefined ? { score } : {}) });
     };
-    const offered = await this.offeredSet(
+    const offered = await this.offered.offeredSet(
       tools,
       query !== '' && tools.length > this.topK,
       abortSignal,
     );
     if (forced !== undefined && offered.has(forced)) keep(forced, 'forced');
     for (const name of this.pinned) if (offered.has(name)) keep(name, 'pinned');
+    for (const name of this.searchTools) if (offered.has(name)) keep(name, 'pinned');
     const called = this.keepCalledTools
       ? calledTools(messages).filter(name => offered.has(name))
       : [];
+    const marker = readMarker(messages);
 
     let fallback: ToolSelectionEvent['fallback'];
+    let sticky: StickyOutcome | undefined;
+    const seats: string[] = [];
     if (tools.length <= this.topK || (query === '' && tools.length <= this.sendAllBelow)) {
       fallback = 'small-catalog';
       for (const tool of tools) keep(tool.name, 'top-k');
@@ -161,22 +194,25 @@ export class ToolSelector {
       // Without a request to match, the recently used tools are the best guess.
       for (const name of called.slice(0, this.topK)) keep(name, 'called');
     } else {
-      // Pinned and forced tools are sent anyway: they must not take retrieval's seats.
-      const sentAnyway = reasons.size;
-      let seats = this.topK;
-      for (const hit of await this.search(query, offered, abortSignal, this.topK + sentAnyway)) {
-        if (seats === 0) break;
-        if (reasons.has(hit.name)) continue;
-        keep(hit.name, 'top-k', hit.score);
-        seats--;
+      const picked = await this.retrievalSeats({
+        query,
+        messages,
+        offered,
+        marker,
+        reasons,
+        abortSignal,
+      });
+      sticky = picked.sticky;
+      for (const name of picked.seats) {
+        keep(name, 'top-k', picked.scores.get(name));
+        seats.push(name);
       }
     }
+    for (const name of discoveredTools(messages, this.searchTools))
+      if (offered.has(name)) keep(name, 'discovered');
     for (const name of called) keep(name, 'called');
 
-    // The catalog's own order, not the ranking: a stable tool list keeps provider prompt caches warm.
-    const selected = tools
-      .filter(tool => reasons.has(tool.name))
-      .map(tool => reasons.get(tool.name) as SelectedTool);
+    const selected = this.ordered(tools, reasons, this.sticky ? marker : undefined);
     const event: ToolSelectionEvent = {
       query,
       selected,
@@ -184,9 +220,15 @@ export class ToolSelector {
       ms: performance.now() - started,
       ...(fallback ? { fallback } : {}),
       retrieval: this.index.retrieval,
+      ...(sticky ? { sticky } : {}),
     };
-    this.onSelect?.(event);
-    return { ...event, names: new Set(selected.map(tool => tool.name)) };
+    if (report) this.onSelect?.(event);
+    const names = selected.map(tool => tool.name);
+    return {
+      ...event,
+      names: new Set(names),
+      marker: { query: queryHash(query), tools: names, seats },
+    };
   }
 
   /** Ranked names among `tools` for `query`: the backing of the SDK's `toolSearch({ search })`. */
@@ -196,85 +238,77 @@ export class ToolSelector {
     topK = this.topK,
     abortSignal?: AbortSignal,
   ): Promise<ScoredTool[]> {
-    return this.search(query, await this.offeredSet(tools, true, abortSignal), abortSignal, topK);
+    const offered = await this.offered.offeredSet(tools, true, abortSignal);
+    return (await this.offered.search(query, offered, topK, abortSignal)).hits;
   }
 
-  /**
-   * The offered names as a set, indexing unknown tools first when retrieval
-   * will run. When the call offers exactly the indexed catalog (the usual
-   * case) the index itself is the set: no per-step copy of 10,000 names.
-   */
-  private async offeredSet(
+  // Retrieval's seats: the same request's previous seats, a sticky set, or a fresh top-k.
+  private async retrievalSeats({
+    query,
+    messages,
+    offered,
+    marker,
+    reasons,
+    abortSignal,
+  }: {
+    query: string;
+    messages: readonly ConversationMessage[];
+    offered: OfferedSet;
+    marker: SelectionMarker | undefined;
+    reasons: ReadonlyMap<string, SelectedTool>;
+    abortSignal: AbortSignal | undefined;
+  }): Promise<{ seats: string[]; scores: Map<string, number>; sticky?: StickyOutcome }> {
+    // Pinned and forced tools are sent anyway: they must not take retrieval's seats.
+    const open = (name: string) => offered.has(name) && !reasons.has(name);
+    const search = async (text: string) => {
+      const { hits, leaders } = await this.offered.search(
+        text,
+        offered,
+        this.topK + reasons.size,
+        abortSignal,
+      );
+      const free = hits.filter(hit => !reasons.has(hit.name));
+      return {
+        fresh: free.slice(0, this.topK).map(hit => hit.name),
+        leaders: hits.slice(0, leaders).flatMap(hit => (reasons.has(hit.name) ? [] : [hit.name])),
+        scores: new Map(hits.map(hit => [hit.name, hit.score])),
+      };
+    };
+    const sameRequest = marker?.query === queryHash(query) && marker.seats.length > 0;
+    const previousText = this.sticky && !sameRequest ? previousUserText(messages) : '';
+    // A short follow-up ("yes", "now for Berlin") is read with the message it follows.
+    const followUp =
+      previousText !== '' && tokenize(query).length <= (this.sticky?.followUpWords ?? 0);
+    const now = await search(followUp ? `${previousText}\n${query}` : query);
+    // A follow-up rarely names a new tool: it is covered when the conversation's best tool is.
+    if (followUp) now.leaders = now.leaders.slice(0, 1);
+    if (sameRequest) return { seats: marker.seats.filter(open), scores: now.scores };
+    if (this.sticky === undefined || previousText === '')
+      return { seats: now.fresh, scores: now.scores };
+    // Without a marker (a conversation stored without provider metadata), the
+    // previous request's fresh top-k stands in for what it was given.
+    const previous = marker ? marker.seats.filter(open) : (await search(previousText)).fresh;
+    const { seats, outcome } = stickySeats({
+      previous,
+      fresh: now.fresh,
+      leaders: now.leaders,
+      maxSeats: this.sticky.maxSeats,
+    });
+    return { seats, scores: now.scores, sticky: outcome };
+  }
+
+  // The catalog's order; when sticky, the previous call's order first, so a
+  // grown list only appends and the cached prefix stays valid up to the new tools.
+  private ordered(
     tools: readonly OfferedTool[],
-    retrieving: boolean,
-    abortSignal: AbortSignal | undefined,
-  ): Promise<OfferedSet> {
-    if (retrieving) await this.ensureIndexed(tools, abortSignal);
-    if (retrieving && tools.length === this.index.size) {
-      return { all: true, size: tools.length, has: name => this.index.has(name) };
-    }
-    const names = new Set(tools.map(tool => tool.name));
-    return { all: false, size: names.size, has: name => names.has(name), names };
-  }
-
-  private async search(
-    query: string,
-    offered: OfferedSet,
-    abortSignal: AbortSignal | undefined,
-    topK = this.topK,
-  ): Promise<ScoredTool[]> {
-    // A subset of the catalog ranks differently, so its names are part of the key.
-    const subset = offered.all ? '' : [...(offered.names as Set<string>)].join('\u0000');
-    const key = `${this.index.version}\u0001${topK}\u0001${query}\u0001${subset}`;
-    let hits = this.cache.get(key);
-    if (hits === undefined) {
-      hits = this.index.search(query, {
-        topK,
-        mode: this.strategy,
-        ...(offered.all ? {} : { filter: (tool: ToolDescriptor) => offered.has(tool.name) }),
-        ...(abortSignal ? { abortSignal } : {}),
-      });
-      this.remember(key, hits);
-    }
-    return hits;
-  }
-
-  private remember(key: string, hits: Promise<ScoredTool[]>): void {
-    this.cache.set(key, hits);
-    hits.catch(() => this.cache.delete(key)); // never cache a failure
-    if (this.cache.size > this.cacheSize)
-      this.cache.delete(this.cache.keys().next().value as string);
-  }
-
-  // Tools the index lacks are indexed in one batch; concurrent calls offering
-  // the same new tools wait for that batch instead of embedding them again.
-  private async ensureIndexed(
-    tools: readonly OfferedTool[],
-    abortSignal: AbortSignal | undefined,
-  ): Promise<void> {
-    const missing = tools.filter(
-      tool => !this.index.has(tool.name) && !this.pending.has(tool.name),
+    reasons: ReadonlyMap<string, SelectedTool>,
+    previous: SelectionMarker | undefined,
+  ): SelectedTool[] {
+    const first = (previous?.tools ?? []).filter(name => reasons.has(name));
+    const placed = new Set(first);
+    const rest = tools.filter(tool => reasons.has(tool.name) && !placed.has(tool.name));
+    return [...first, ...rest.map(tool => tool.name)].map(
+      name => reasons.get(name) as SelectedTool,
     );
-    if (missing.length > 0) {
-      const batch = this.index.upsert(
-        missing.map(({ name, description, inputSchema }) => ({
-          name,
-          ...(description !== undefined ? { description } : {}),
-          ...(inputSchema !== undefined ? { inputSchema } : {}),
-        })),
-        abortSignal ? { abortSignal } : {},
-      );
-      for (const tool of missing) this.pending.set(tool.name, batch);
-      void batch.then(
-        () => missing.forEach(tool => this.pending.delete(tool.name)),
-        () => missing.forEach(tool => this.pending.delete(tool.name)),
-      );
-    }
-    const waits = new Set<Promise<unknown>>();
-    for (const tool of tools) {
-      const wait = this.pending.get(tool.name);
-      if (wait !== undefined) waits.add(wait);
-    }
-    await Promise.all(waits);
   }
 }

@@ -9,6 +9,7 @@ import {
 import { type Embedder, createEmbedder } from './embedder.ts';
 import type { FusionOptions } from './fusion.ts';
 import type { Bm25fOptions } from './lexical-index.ts';
+import { type LearningOptions, ToolLearning } from './tool-learning.ts';
 import { ToolIndex } from './tool-index.ts';
 
 /** Options of {@link createToolIndex}. */
@@ -41,6 +42,13 @@ export type CreateToolIndexOptions = {
   fusion?: FusionOptions;
   /** BM25F parameters (field weights, k1). */
   bm25?: Bm25fOptions;
+  /**
+   * Learning from use (off by default; nothing is kept without it):
+   * `index.learn({ query, tool })` adds a request's terms (and, with a model,
+   * its embedding) to the tool's usage, shared through `store` when given.
+   * `true` for the defaults, or {@link LearningOptions}.
+   */
+  learning?: boolean | LearningOptions;
 };
 
 /**
@@ -72,6 +80,7 @@ export function createToolIndex({
   retrieval,
   fusion,
   bm25,
+  learning,
 }: CreateToolIndexOptions = {}): ToolIndex {
   if (store !== undefined && cache !== undefined) {
     throw new InvalidArgumentError({
@@ -100,5 +109,13 @@ export function createToolIndex({
     ...(retrieval ? { retrieval } : {}),
     ...(fusion ? { fusion } : {}),
     ...(bm25 ? { bm25 } : {}),
+    ...(learning
+      ? {
+          learning: new ToolLearning({
+            ...(store ? { store } : {}),
+            ...(learning === true ? {} : learning),
+          }),
+        }
+      : {}),
   });
 }

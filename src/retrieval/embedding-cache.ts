@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Storage } from 'unstorage';
 import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
-import { withStoreTimeout } from './with-store-timeout.ts';
+import { storeGuard } from './store-guard.ts';
 
 /** What the embedding cache reports: nothing here is a failure of the caller's request. */
 export type EmbeddingCacheEvent =
@@ -139,6 +140,13 @@ export function createEmbeddingCache({
       message: 'expected an unstorage Storage (createStorage({ driver }))',
     });
   }
+  if (!Number.isInteger(maxEntries) || maxEntries < 1) {
+    throw new InvalidArgumentError({
+      argument: 'maxEntries',
+      value: maxEntries,
+      message: 'expected a positive integer',
+    });
+  }
   const backing: EmbeddingBacking | undefined = store
     ? storeBacking({ storage: store, ttlSeconds })
     : path !== undefined
@@ -146,8 +154,7 @@ export function createEmbeddingCache({
       : undefined;
   const base = store ? normalizeKeyPart(prefix.replace(/[/\\]/g, ':')) : '';
   const storeKey = (key: string): string => (base === '' ? key : `${base}:${key}`);
-  const memory = new Map<string, Float32Array>();
-  let skipUntil = 0;
+  const memory = new LRUCache<string, Float32Array>({ max: maxEntries });
 
   const report = (event: EmbeddingCacheEvent): void => {
     try {
@@ -156,42 +163,22 @@ export function createEmbeddingCache({
       // A throwing listener must not turn a cache event into a failed request.
     }
   };
-  const remember = (key: string, vector: Float32Array): void => {
-    memory.delete(key);
-    memory.set(key, vector);
-    if (memory.size > maxEntries) memory.delete(memory.keys().next().value as string);
-  };
-  // Runs one store operation; a failure is an event, and the store rests for a while.
-  const guarded = async <T>(
-    operation: 'read' | 'write',
-    run: (backing: EmbeddingBacking) => Promise<T>,
-    abortSignal?: AbortSignal,
-  ): Promise<T | undefined> => {
-    if (backing === undefined || Date.now() < skipUntil) return undefined;
-    try {
-      return await withStoreTimeout({ promise: run(backing), timeoutMs, operation, abortSignal });
-    } catch (cause) {
-      if (abortSignal?.aborted) throw abortSignal.reason;
-      skipUntil = Date.now() + retryAfterMs;
-      const error = EmbeddingStoreError.isInstance(cause)
-        ? cause
-        : new EmbeddingStoreError({
-            operation,
-            reason: 'failed',
-            message: cause instanceof Error ? cause.message : String(cause),
-            cause,
-          });
-      report({ type: 'store-error', source: backing.kind, error });
-      return undefined;
-    }
-  };
+  // A failing store is an event, and rests for a while; the texts are embedded instead.
+  const guarded = storeGuard({
+    backing,
+    timeoutMs,
+    retryAfterMs,
+    toError: failure => new EmbeddingStoreError(failure),
+    isError: EmbeddingStoreError.isInstance,
+    onError: error =>
+      report({ type: 'store-error', source: (backing as EmbeddingBacking).kind, error }),
+  });
 
   return {
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
       const keys = texts.map(text => embeddingCacheKey(modelId, text));
       const vectors = keys.map(key => {
-        const vector = memory.get(key);
-        if (vector !== undefined) remember(key, vector);
+        const vector = memory.get(key); // a hit counts as a use
         return vector !== undefined && (dimensions === undefined || vector.length === dimensions)
           ? vector
           : undefined;
@@ -243,7 +230,8 @@ export function createEmbeddingCache({
       // Memory is the cache of last resort: with a file or store, tool vectors live there
       // (and in the index), and memory keeps what must not leave the process.
       if (!persist || backing === undefined) {
-        for (const { text, vector } of entries) remember(embeddingCacheKey(modelId, text), vector);
+        for (const { text, vector } of entries)
+          memory.set(embeddingCacheKey(modelId, text), vector);
         return;
       }
       const records = entries.map(({ text, vector }) => ({

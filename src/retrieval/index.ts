@@ -23,6 +23,7 @@ export {
   type RetrievalReport,
 } from './evaluate-retrieval.ts';
 export { fuseRankings, type FusionOptions } from './fusion.ts';
+export { learnFromQueries } from './learn-from-queries.ts';
 export {
   DEFAULT_FIELD_WEIGHTS,
   LexicalIndex,
@@ -30,9 +31,17 @@ export {
   type FieldWeight,
 } from './lexical-index.ts';
 export { splitNeeds } from './split-needs.ts';
+export { splitWords, visitWords } from './split-words.ts';
 export { tokenize, type TokenizeOptions } from './tokenize.ts';
 export { toolEmbeddingText } from './tool-text.ts';
-export { ToolIndex, type ToolIndexOptions } from './tool-index.ts';
+export { ToolIndex, type LedSearch, type ToolIndexOptions } from './tool-index.ts';
+export {
+  ToolLearning,
+  USAGE_STORE_PREFIX,
+  type LearningEvent,
+  type LearningOptions,
+} from './tool-learning.ts';
+export type { ToolUsage } from './usage-record.ts';
 export { TopKHeap } from './top-k-heap.ts';
 export type * from './types.ts';
 export { VectorIndex, type VectorIndexOptions } from './vector-index.ts';

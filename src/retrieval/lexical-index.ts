@@ -25,9 +25,12 @@ export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<FieldName, FieldWeight>> = {
   description: { weight: 1, b: 0.75 },
   parameterNames: { weight: 0.5, b: 0.75 },
   parameterDescriptions: { weight: 0.3, b: 0.75 },
+  // The users' own words for the tool (learning from use): prose like the description.
+  usage: { weight: 1, b: 0.75 },
 };
 
 const FIELD_COUNT = FIELD_NAMES.length;
+const USAGE = FIELD_NAMES.indexOf('usage');
 
 /** A tool's tokens per field (in `FIELD_NAMES` order), from {@link LexicalIndex.analyze}. */
 export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] };
@@ -49,6 +52,9 @@ export class LexicalIndex {
   private readonly docTerms = new Map<number, string[]>();
   private readonly fieldLengths = new Map<number, Float32Array>();
   private readonly totalLengths = new Float64Array(FIELD_COUNT);
+  // Tools with learned usage: the usage field's average length is taken over them
+  // only, or the first learned tool would be judged against a catalog of empty fields.
+  private usageDocs = 0;
 
   constructor({ k1 = 1.2, fields = {} }: Bm25fOptions = {}) {
     this.k1 = k1;
@@ -93,6 +99,44 @@ export class LexicalIndex {
     });
     this.docTerms.set(slot, [...terms]);
     this.fieldLengths.set(slot, lengths);
+    if ((lengths[USAGE] as number) > 0) this.usageDocs++;
+  }
+
+  /**
+   * Replaces the usage field of the tool in `slot` with learned terms: each
+   * term's weight (its share of the learned requests) and the field's length.
+   * Returns false when the slot holds no tool.
+   */
+  setUsage(slot: number, terms: ReadonlyMap<string, number>, length: number): boolean {
+    const lengths = this.fieldLengths.get(slot);
+    const before = this.docTerms.get(slot);
+    if (lengths === undefined || before === undefined) return false;
+    const kept = new Set<string>();
+    for (const term of before) {
+      const posting = this.postings.get(term) as Map<number, Float32Array>;
+      const tf = posting.get(slot) as Float32Array;
+      tf[USAGE] = 0;
+      if (tf.some(count => count !== 0)) kept.add(term);
+      else {
+        posting.delete(slot);
+        if (posting.size === 0) this.postings.delete(term);
+      }
+    }
+    if ((lengths[USAGE] as number) > 0) this.usageDocs--;
+    this.totalLengths[USAGE] = (this.totalLengths[USAGE] as number) - (lengths[USAGE] as number);
+    for (const [term, weight] of terms) {
+      let posting = this.postings.get(term);
+      if (posting === undefined) this.postings.set(term, (posting = new Map()));
+      let tf = posting.get(slot);
+      if (tf === undefined) posting.set(slot, (tf = new Float32Array(FIELD_COUNT)));
+      tf[USAGE] = weight;
+      kept.add(term);
+    }
+    lengths[USAGE] = length;
+    this.totalLengths[USAGE] = (this.totalLengths[USAGE] as number) + length;
+    if (length > 0) this.usageDocs++;
+    this.docTerms.set(slot, [...kept]);
+    return true;
   }
 
   delete(slot: number): boolean {
@@ -107,6 +151,7 @@ export class LexicalIndex {
     for (let f = 0; f < FIELD_COUNT; f++) {
       this.totalLengths[f] = (this.totalLengths[f] as number) - (lengths[f] as number);
     }
+    if ((lengths[USAGE] as number) > 0) this.usageDocs--;
     this.docTerms.delete(slot);
     this.fieldLengths.delete(slot);
     return true;
@@ -176,7 +221,8 @@ export class LexicalIndex {
     const n = Math.max(1, this.size);
     for (let f = 0; f < FIELD_COUNT; f++) {
       // An all-empty field must not divide by zero; its tf is 0 anyway.
-      averages[f] = Math.max((this.totalLengths[f] as number) / n, 1e-9);
+      const docs = f === USAGE ? Math.max(1, this.usageDocs) : n;
+      averages[f] = Math.max((this.totalLengths[f] as number) / docs, 1e-9);
     }
     return averages;
   }

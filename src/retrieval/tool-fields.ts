@@ -8,6 +8,11 @@ export type ToolFields = {
   description: string;
   parameterNames: string;
   parameterDescriptions: string;
+  /**
+   * Words of the requests the tool served, when the index learns from use
+   * (empty in the tool's own text; the index fills it from what it learned).
+   */
+  usage: string;
 };
 
 export const FIELD_NAMES = [
@@ -16,6 +21,7 @@ export const FIELD_NAMES = [
   'description',
   'parameterNames',
   'parameterDescriptions',
+  'usage',
 ] as const satisfies readonly (keyof ToolFields)[];
 
 export type FieldName = (typeof FIELD_NAMES)[number];
@@ -86,6 +92,7 @@ export function toolFields(tool: ToolDescriptor): ToolFields {
     description: tool.description ?? '',
     parameterNames: names.join(' '),
     parameterDescriptions: descriptions.join(' '),
+    usage: '',
   };
 }
 

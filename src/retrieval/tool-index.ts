@@ -1,19 +1,17 @@
 import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { Embedder } from './embedder.ts';
-import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
-import { type AnalyzedFields, type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
-import { distinctNeeds, mergeNeeds } from './multi-need.ts';
-import { toolFields, validateToolDescriptor } from './tool-fields.ts';
-import { toolEmbeddingText, toolHash } from './tool-text.ts';
-import type {
-  ScoredTool,
-  SearchOptions,
-  ToolDescriptor,
-  ToolFilter,
-  UpsertResult,
-} from './types.ts';
-import { VectorIndex } from './vector-index.ts';
+import type { FusionOptions } from './fusion.ts';
+import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
+import { diffCatalog } from './catalog-diff.ts';
+import { distinctNeeds } from './multi-need.ts';
+import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
+import { toolFields } from './tool-fields.ts';
+import type { ToolLearning } from './tool-learning.ts';
+import { toolEmbeddingText } from './tool-text.ts';
+import type { ToolUsage } from './usage-record.ts';
+import { RetrievalChannels } from './retrieval-channels.ts';
+import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 
 /** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
 export type ToolIndexOptions = {
@@ -25,7 +23,12 @@ export type ToolIndexOptions = {
   fusion?: FusionOptions;
   /** BM25F parameters of the lexical channel. */
   bm25?: Bm25fOptions;
+  /** Learning from use (see `createToolIndex({ learning })`); off without it. */
+  learning?: ToolLearning;
 };
+
+/** A search with the number of leading hits that are some need's best (see `searchWithLeaders`). */
+export type LedSearch = { hits: ScoredTool[]; leaders: number };
 
 type Entry = { slot: number; tool: ToolDescriptor; hash: string };
 
@@ -58,14 +61,12 @@ export class ToolIndex {
   private readonly entries = new Map<string, Entry>();
   private readonly slotNames: (string | undefined)[] = [];
   private readonly freeSlots: number[] = [];
-  private readonly lexical: LexicalIndex | undefined;
-  private vectors: VectorIndex | undefined;
-  private rebuilding: Promise<void> | undefined;
-  private readonly embedder: Embedder | undefined;
-  private readonly fusion: FusionOptions;
+  private readonly channels: RetrievalChannels;
+  private readonly learning: ToolLearning | undefined;
+  private lastSync = Date.now();
   private changes = 0;
 
-  constructor({ embedder, retrieval, fusion = {}, bm25 }: ToolIndexOptions = {}) {
+  constructor({ embedder, retrieval, fusion = {}, bm25, learning }: ToolIndexOptions = {}) {
     this.retrieval = retrieval ?? (embedder ? 'hybrid' : 'lexical');
     if (this.retrieval !== 'lexical' && embedder === undefined) {
       throw new InvalidArgumentError({
@@ -74,13 +75,16 @@ export class ToolIndex {
         message: `"${this.retrieval}" retrieval needs an embedding model`,
       });
     }
-    this.embedder = this.retrieval === 'lexical' ? undefined : embedder;
-    this.lexical = this.retrieval === 'dense' ? undefined : new LexicalIndex(bm25);
-    this.vectors = this.embedder ? new VectorIndex() : undefined;
-    this.fusion = fusion;
+    this.channels = new RetrievalChannels({ embedder, retrieval: this.retrieval, fusion, bm25 });
+    this.learning = learning;
   }
 
-  /** Increases with every change to the catalog; lets callers cache search results. */
+  /** Whether this index learns from use (`learn`, `forget`). */
+  get learns(): boolean {
+    return this.learning !== undefined;
+  }
+
+  /** Increases with every change to the catalog or to learned usage; lets callers cache search results. */
   get version(): number {
     return this.changes;
   }
@@ -124,50 +128,33 @@ export class ToolIndex {
     tools: readonly ToolDescriptor[],
     { abortSignal }: { abortSignal?: AbortSignal } = {},
   ): Promise<UpsertResult> {
-    if (!Array.isArray(tools)) {
-      throw new InvalidArgumentError({
-        argument: 'tools',
-        value: tools,
-        message: 'expected an array',
-      });
-    }
-    const seen = new Map<string, number>();
-    const changed: { tool: ToolDescriptor; hash: string }[] = [];
-    let unchanged = 0;
-    tools.forEach((raw, i) => {
-      const tool = validateToolDescriptor(raw, `tools[${i}]`);
-      const first = seen.get(tool.name);
-      if (first !== undefined) {
-        throw new InvalidArgumentError({
-          argument: `tools[${i}].name`,
-          value: tool.name,
-          message: `duplicates tools[${first}].name; tool names must be unique`,
-        });
-      }
-      seen.set(tool.name, i);
-      const hash = toolHash(tool);
-      if (this.entries.get(tool.name)?.hash === hash) unchanged++;
-      else changed.push({ tool, hash });
-    });
+    const { changed, unchanged } = diffCatalog(tools, name => this.entries.get(name)?.hash);
 
-    const embedding = this.embedder?.embed(
+    const embedding = this.channels.embedder?.embed(
       changed.map(({ tool }) => toolEmbeddingText(tool)),
       { abortSignal },
     );
     // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
     embedding?.catch(() => {});
+    const learning = this.learning;
+    const usageLoad = learning?.load(
+      changed.flatMap(({ tool }) => (learning.get(tool.name) ? [] : [tool.name])),
+      abortSignal,
+    );
+    usageLoad?.catch(() => {});
     // Tokenising is CPU work: done while the embedder waits on its store or model, it
     // costs no extra time. Yielding now and then lets that I/O make progress.
     const analyzed: (AnalyzedFields | undefined)[] = [];
     for (let i = 0; i < changed.length; i++) {
       if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
       analyzed.push(
-        this.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
+        this.channels.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
       );
     }
     const vectors = embedding ? await embedding : [];
+    await usageLoad;
     if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
-    this.vectors?.reserve(this.slotNames.length + changed.length);
+    this.channels.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
     changed.forEach(({ tool, hash }, i) => {
@@ -175,8 +162,8 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.lexical?.set(slot, analyzed[i] as AnalyzedFields);
-      if (this.vectors) this.vectors.set(slot, vectors[i] as Float32Array);
+      this.channels.set(slot, analyzed[i], vectors[i]);
+      if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
     if (changed.length > 0) this.changes++;
@@ -190,8 +177,8 @@ export class ToolIndex {
       const entry = this.entries.get(name);
       if (entry === undefined) continue;
       this.entries.delete(name);
-      this.lexical?.delete(entry.slot);
-      this.vectors?.delete(entry.slot);
+      this.channels.delete(entry.slot);
+      this.learning?.evict(name);
       this.slotNames[entry.slot] = undefined;
       this.freeSlots.push(entry.slot);
       removed++;
@@ -204,103 +191,151 @@ export class ToolIndex {
    * The tools most relevant to `query`, best first. An empty catalog, a query
    * without words, or `topK < 1` give `[]`.
    */
-  async search(
+  async search(query: string, options: SearchOptions = {}): Promise<ScoredTool[]> {
+    return (await this.searchWithLeaders(query, options)).hits;
+  }
+
+  /**
+   * {@link search}, also saying how many hits at the head are a need's best:
+   * the request's best tool, then each need's best in a multi-need request. A
+   * tool set that holds these covers the request (cache-stable selection).
+   */
+  async searchWithLeaders(
     query: string,
     { topK = 5, filter, mode = 'multi', abortSignal }: SearchOptions = {},
-  ): Promise<ScoredTool[]> {
-    if (typeof query !== 'string') {
-      throw new InvalidArgumentError({
-        argument: 'query',
-        value: query,
-        message: 'expected a string',
-      });
-    }
-    if (typeof topK !== 'number' || Number.isNaN(topK)) {
-      throw new InvalidArgumentError({
-        argument: 'topK',
-        value: topK,
-        message: 'expected a number',
-      });
-    }
-    if (mode !== 'single' && mode !== 'multi') {
-      throw new InvalidArgumentError({
-        argument: 'mode',
-        value: mode,
-        message: 'expected "single" or "multi"',
-      });
-    }
+  ): Promise<LedSearch> {
+    checkSearchArguments({ query, topK, mode });
     const k = Math.floor(topK);
-    if (k < 1 || this.entries.size === 0 || query.trim() === '') return [];
-    const accept = this.acceptor(filter);
-    const needs = mode === 'multi' ? distinctNeeds(query, this.lexical) : [];
+    if (k < 1 || this.entries.size === 0 || query.trim() === '') return { hits: [], leaders: 0 };
+    this.syncUsageNow();
+    const accept = acceptorFor(filter, slot => this.toolAt(slot));
+    const needs = mode === 'multi' ? distinctNeeds(query, this.channels.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
-    const queryVectors = this.embedder
-      ? await this.embedder.embed(queries, { abortSignal, purpose: 'query' })
-      : [];
+    const queryVectors = await this.channels.embedQueries(queries, abortSignal);
     if (queryVectors.length > 0)
       await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
-    const pool = Math.max(k, MIN_POOL);
-    const rankings = queries.map((text, i) => this.rank(text, queryVectors[i], pool, accept));
-    const merged = rankings.length > 1 ? mergeNeeds(rankings, k) : (rankings[0] ?? []).slice(0, k);
-    return merged.map(({ slot, score }) => {
-      const tool = (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
+    const { merged, leaders } = this.channels.rankNeeds({
+      queries,
+      vectors: queryVectors,
+      topK: k,
+      pool: Math.max(k, MIN_POOL),
+      accept,
+    });
+    const hits = merged.map(({ slot, score }) => {
+      const tool = this.toolAt(slot);
       return {
         name: tool.name,
         score,
         ...(tool.server !== undefined ? { server: tool.server } : {}),
       };
     });
+    return { hits, leaders };
   }
 
   /**
-   * The model's own output decides the vector length. Vectors indexed from a
-   * store can disagree (the model's settings changed under the same id): then
-   * every indexed tool is embedded again, once, instead of failing each search.
+   * Learns that `tool` served `query`: the request's terms join the tool's
+   * usage field (lexical) and, with an embedding model, its embedding joins the
+   * tool's usage vector. In a multi-need request only the need the tool ranks
+   * best for is learned. Needs `createToolIndex({ learning })`; shared through
+   * its store. Returns false when the request has nothing to learn.
    */
-  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
-    const indexed = this.vectors?.dimensions;
-    const embedder = this.embedder;
-    if (indexed === undefined || indexed === vector.length || embedder === undefined) return;
-    this.rebuilding ??= (async () => {
-      const entries = [...this.entries.values()];
-      const fresh = await embedder.embed(
-        entries.map(({ tool }) => toolEmbeddingText(tool)),
-        { refresh: true, ...(abortSignal ? { abortSignal } : {}) },
-      );
-      const vectors = new VectorIndex();
-      vectors.reserve(this.slotNames.length);
-      entries.forEach(({ slot }, i) => vectors.set(slot, fresh[i] as Float32Array));
-      this.vectors = vectors;
-      this.changes++;
-    })().finally(() => (this.rebuilding = undefined));
-    await this.rebuilding;
+  async learn({
+    query,
+    tool,
+    abortSignal,
+  }: {
+    /** The user's request. */
+    query: string;
+    /** The tool that served it (called, and succeeded). */
+    tool: string;
+    abortSignal?: AbortSignal;
+  }): Promise<boolean> {
+    const learning = this.learningOrThrow();
+    checkSearchArguments({ query, topK: 1, mode: 'multi' });
+    const entry = this.entries.get(tool);
+    if (entry === undefined)
+      throw new InvalidArgumentError({
+        argument: 'tool',
+        value: tool,
+        message: 'not in the index',
+      });
+    const request = await this.channels.describeRequest(query, entry.slot, abortSignal);
+    if (request === undefined) return false;
+    await learning.add({ name: tool, ...request });
+    const current = this.entries.get(tool);
+    if (current !== undefined) this.applyUsage(tool, current.slot);
+    this.changes++;
+    return true;
   }
 
-  private rank(
-    query: string,
-    vector: Float32Array | undefined,
-    pool: number,
-    accept: ((slot: number) => boolean) | undefined,
-  ): Ranking {
-    const lexical = this.lexical?.search(query, pool, accept);
-    const dense = vector ? this.vectors?.search(vector, pool, accept) : undefined;
-    if (lexical && dense) return fuseRankings(lexical, dense, this.fusion);
-    return lexical ?? dense ?? [];
-  }
-
-  private acceptor(filter: ToolFilter | undefined): ((slot: number) => boolean) | undefined {
-    if (filter === undefined) return undefined;
-    const toolAt = (slot: number): ToolDescriptor =>
-      (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
-    if (typeof filter === 'function') return slot => filter(toolAt(slot));
-    if (filter != null && Array.isArray(filter.servers)) {
-      const servers = new Set(filter.servers);
-      return slot => servers.has(toolAt(slot).server ?? '');
+  /** Forgets what was learned about `tools`, here and in the shared store. */
+  async forget(tools: string | readonly string[]): Promise<void> {
+    const learning = this.learningOrThrow();
+    for (const name of typeof tools === 'string' ? [tools] : tools) {
+      await learning.forget(name);
+      const entry = this.entries.get(name);
+      if (entry !== undefined) this.applyUsage(name, entry.slot);
     }
-    throw new InvalidArgumentError({
-      argument: 'filter',
-      value: filter,
-      message: 'expected { servers: string[] } or a predicate',
+    this.changes++;
+  }
+
+  /** What the index has learned about a tool (terms per request; text only with `keepText`). */
+  usage(tool: string): Readonly<ToolUsage> | undefined {
+    const usage = this.learning?.get(tool);
+    return usage && usage.requests.length > 0 ? usage : undefined;
+  }
+
+  /** Picks up what other replicas learned (searches do this every `syncEveryMs` on their own). */
+  async syncUsage(abortSignal?: AbortSignal): Promise<number> {
+    const changed = (await this.learning?.load(this.names(), abortSignal)) ?? [];
+    for (const name of changed) {
+      const entry = this.entries.get(name);
+      if (entry !== undefined) this.applyUsage(name, entry.slot);
+    }
+    if (changed.length > 0) this.changes++;
+    return changed.length;
+  }
+
+  private syncUsageNow(): void {
+    const every = this.learning?.syncEveryMs ?? 0;
+    if (every <= 0 || Date.now() - this.lastSync < every) return;
+    this.lastSync = Date.now();
+    void this.syncUsage().catch(() => {}); // store failures are reported as learning events
+  }
+
+  private applyUsage(name: string, slot: number): void {
+    this.channels.applyUsage(slot, this.learning?.get(name), this.learning?.vectorWeight ?? 0);
+  }
+
+  private learningOrThrow(): ToolLearning {
+    if (this.learning === undefined) {
+      throw new InvalidArgumentError({
+        argument: 'learning',
+        value: undefined,
+        message: 'this index does not learn; create it with createToolIndex({ learning: true })',
+      });
+    }
+    return this.learning;
+  }
+
+  private toolAt(slot: number): ToolDescriptor {
+    return (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
+  }
+
+  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
+    const rebuilt = await this.channels.matchDimensions({
+      vector,
+      tools: () =>
+        [...this.entries.values()].map(({ slot, tool }) => ({
+          slot,
+          text: toolEmbeddingText(tool),
+        })),
+      onRebuilt: () => {
+        for (const { tool, slot } of this.entries.values())
+          if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
+      },
+      abortSignal,
     });
+    if (rebuilt) this.changes++;
   }
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { splitWords } from './split-words.ts';
 import { toolFields } from './tool-fields.ts';
 import type { ToolDescriptor } from './types.ts';
 
@@ -13,11 +14,7 @@ const MAX_EMBEDDING_TEXT = 2_000;
  */
 export function toolEmbeddingText(tool: ToolDescriptor): string {
   const fields = toolFields(tool);
-  const words = fields.name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[^A-Za-z0-9]+/g, ' ')
-    .trim()
-    .toLowerCase();
+  const words = splitWords(fields.name).join(' ');
   const parts = [`${words} (${fields.name})${fields.server ? ` [${fields.server}]` : ''}`];
   if (fields.description) parts.push(`: ${fields.description}`);
   if (fields.parameterNames)

@@ -77,6 +77,14 @@ export class VectorIndex {
     return this.live[slot] === 1;
   }
 
+  /** A copy of the (normalised) vector at `slot`, or undefined. */
+  get(slot: number): Float32Array | undefined {
+    if (this.live[slot] !== 1) return undefined;
+    const storage = this.storage as MatrixStorage;
+    const offset = slot * storage.stride;
+    return storage.data.slice(offset, offset + (this.dims as number));
+  }
+
   /** Makes room for slots `0..capacity-1` without regrowth. */
   reserve(capacity: number): void {
     if (capacity <= this.live.length) return;

@@ -29,7 +29,8 @@ export async function withDeadline<T>({
   timeoutError: () => unknown;
 }): Promise<T> {
   abortSignal?.throwIfAborted();
-  const deadline = AbortSignal.timeout(timeoutMs);
+  // AbortSignal.timeout throws on a fraction or a negative; callers pass what is left of a budget.
+  const deadline = AbortSignal.timeout(Math.max(0, Math.ceil(timeoutMs)));
   const signal = abortSignal ? AbortSignal.any([deadline, abortSignal]) : deadline;
   let onAbort = () => {};
   const stopped = new Promise<never>((_, reject) => {

@@ -67,7 +67,7 @@ describe('DockerSandbox input validation', () => {
     const error = await DockerSandbox.create({ docker: unreachable }).catch(e => e);
     expect(SandboxUnavailableError.isInstance(error)).toBe(true);
     expect(error.reason).toBe('docker-unreachable');
-    expect(error.message).toContain('setup-sandbox.sh');
+    expect(error.message).toContain('npx ai-toolbelt setup-sandbox');
   });
 });
 
@@ -103,7 +103,7 @@ describeSandbox('DockerSandbox engine checks', () => {
     }).catch(e => e);
     expect(SandboxUnavailableError.isInstance(error)).toBe(true);
     expect(error.reason).toBe('image-missing');
-    expect(error.message).toContain('setup-sandbox.sh');
+    expect(error.message).toContain('npx ai-toolbelt setup-sandbox');
   });
 
   it('uses gVisor when present even with the runc opt-in', async () => {

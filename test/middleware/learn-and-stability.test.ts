@@ -1,0 +1,287 @@
+// Learning from use through the middleware, cache-stable ("sticky") selection
+// recovered from the conversation alone, and the toolSearch recipe.
+import {
+  type ModelMessage,
+  type ToolSet,
+  convertToModelMessages,
+  generateText,
+  readUIMessageStream,
+  stepCountIs,
+  streamText,
+  toUIMessageStream,
+  tool,
+  jsonSchema,
+  type UIMessage,
+  wrapLanguageModel,
+} from 'ai';
+import { describe, expect, it } from 'vitest';
+import type { ToolLearnEvent } from '../../src/middleware/learn-from-turn.ts';
+import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import type { ToolSelectionEvent } from '../../src/middleware/tool-selector.ts';
+import { createToolIndex } from '../../src/retrieval/create-tool-index.ts';
+import { BASIC_TOOLS, syntheticTools, toToolSet } from '../helpers/catalog.ts';
+import { scriptedModel } from '../helpers/scripted-model.ts';
+
+const catalog = [...BASIC_TOOLS, ...syntheticTools(30)];
+
+/** One request of a chat app: the conversation so far plus a new user message. */
+async function turn({
+  selection,
+  tools,
+  history,
+  text,
+  script,
+}: {
+  selection: ReturnType<typeof toolSelection>;
+  tools: ToolSet;
+  history: ModelMessage[];
+  text: string;
+  script: Parameters<typeof scriptedModel>[0];
+}) {
+  const model = scriptedModel(script);
+  const messages: ModelMessage[] = [...history, { role: 'user', content: text }];
+  const result = await generateText({
+    model: wrapLanguageModel({ model, middleware: selection.middleware }),
+    tools,
+    messages,
+    stopWhen: stepCountIs(4),
+  });
+  const wire = model.calls.map(call => JSON.stringify(call.tools));
+  return { model, wire, history: [...messages, ...result.response.messages] };
+}
+
+describe('learn: true', () => {
+  it('learns a missed tool that succeeded, so the next similar request gets it', async () => {
+    const learned: ToolLearnEvent[] = [];
+    const selection = toolSelection({
+      topK: 2,
+      pinned: ['python'],
+      learn: true,
+      onLearn: e => learned.push(e),
+    });
+    const tools = toToolSet(catalog);
+    const first = await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'will it rain in Oslo?',
+      script: [{ toolCalls: [{ name: 'get_weather', input: {} }] }, { text: 'Yes.' }],
+    });
+    expect(first.model.toolNamesPerCall()[0]).toEqual(['python']); // a vocabulary miss
+    expect(learned).toEqual([
+      { tool: 'get_weather', query: 'will it rain in Oslo?', learned: true },
+    ]);
+    const second = await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'is rain expected in Lima',
+      script: [{ text: 'Probably.' }],
+    });
+    expect(second.model.toolNamesPerCall()[0]).toContain('get_weather');
+  });
+
+  it('a failed call teaches nothing, and each call is learned once', async () => {
+    const learned: ToolLearnEvent[] = [];
+    const selection = toolSelection({ topK: 2, learn: true, onLearn: e => learned.push(e) });
+    const tools: ToolSet = {
+      ...toToolSet(catalog),
+      get_forecast: tool({
+        description: 'Weather forecast for the next days in a city',
+        inputSchema: jsonSchema<{ query?: string }>({ type: 'object' }),
+        execute: async (): Promise<string> => {
+          throw new Error('upstream down');
+        },
+      }),
+    };
+    await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'umbrella tomorrow in Oslo?',
+      script: [
+        { toolCalls: [{ name: 'get_forecast', input: {} }] },
+        { toolCalls: [{ name: 'get_weather', input: {} }] },
+        { text: 'Take one.' },
+      ],
+    });
+    expect(learned.map(e => e.tool)).toEqual(['get_weather']);
+    expect(selection.selector.index.usage('get_forecast')).toBeUndefined();
+  });
+
+  it('refuses an index that does not learn', () => {
+    expect(() => toolSelection({ index: createToolIndex(), learn: true })).toThrow(
+      /does not learn/,
+    );
+  });
+});
+
+describe("stability: 'sticky'", () => {
+  const script = (name: string) => [{ toolCalls: [{ name, input: {} }] }, { text: 'done' }];
+
+  it('keeps the tool list byte-identical across a follow-up, then grows it by appending', async () => {
+    const events: ToolSelectionEvent[] = [];
+    const selection = toolSelection({
+      topK: 2,
+      pinned: ['python'],
+      stability: 'sticky',
+      onSelect: e => events.push(e),
+    });
+    const tools = toToolSet(catalog);
+    const one = await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'weather forecast in Paris',
+      script: script('get_weather'),
+    });
+    const two = await turn({
+      selection,
+      tools,
+      history: one.history,
+      text: 'now for Berlin',
+      script: script('get_weather'),
+    });
+    expect(two.wire[0]).toBe(one.wire[0]);
+    expect(events.find(e => e.query === 'now for Berlin')?.sticky).toBe('kept');
+    const three = await turn({
+      selection,
+      tools,
+      history: two.history,
+      text: 'and translate the result to French',
+      script: script('translate_text'),
+    });
+    const before = two.model.toolNamesPerCall()[0]!;
+    const after = three.model.toolNamesPerCall()[0]!;
+    expect(after.slice(0, before.length)).toEqual(before); // the cached prefix survives
+    expect(after.at(-1)).toBe('translate_text');
+    expect(events.find(e => e.query.startsWith('and translate'))?.sticky).toBe('grown');
+  });
+
+  it("with 'fresh' the same follow-up changes the list", async () => {
+    const selection = toolSelection({ topK: 2, pinned: ['python'] });
+    const tools = toToolSet(catalog);
+    const one = await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'weather forecast in Paris',
+      script: script('send_email'),
+    });
+    const two = await turn({
+      selection,
+      tools,
+      history: one.history,
+      text: 'now for Berlin',
+      script: [{ text: 'ok' }],
+    });
+    expect(two.wire[0]).not.toBe(one.wire[0]);
+  });
+
+  it('replaces the set when the new request needs more than the cap allows', async () => {
+    const events: ToolSelectionEvent[] = [];
+    const selection = toolSelection({
+      topK: 2,
+      stability: { mode: 'sticky', maxSeats: 2 },
+      onSelect: e => events.push(e),
+    });
+    const tools = toToolSet(catalog);
+    const one = await turn({
+      selection,
+      tools,
+      history: [],
+      text: 'weather forecast in Paris',
+      script: [{ text: 'ok' }],
+    });
+    await turn({
+      selection,
+      tools,
+      history: one.history,
+      text: 'send an email with the latest stock price quote for ACME',
+      script: [{ text: 'ok' }],
+    });
+    const replaced = events.find(e => e.query.startsWith('send an email'));
+    expect(replaced?.sticky).toBe('replaced');
+    expect(replaced?.selected.map(s => s.name)).not.toContain('get_weather');
+  });
+
+  it('recovers the previous selection from UI messages (useChat), with no server state', async () => {
+    const selection = toolSelection({ topK: 2, pinned: ['python'], stability: 'sticky' });
+    const tools = toToolSet(catalog);
+    const request = async (messages: UIMessage[], script: Parameters<typeof scriptedModel>[0]) => {
+      const model = scriptedModel(script);
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: selection.middleware }),
+        tools,
+        messages: await convertToModelMessages(messages, { tools }),
+        stopWhen: stepCountIs(3),
+      });
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream<UIMessage>({
+        stream: toUIMessageStream({ stream: result.stream, tools }),
+      }))
+        last = message;
+      return { model, message: last as UIMessage };
+    };
+    const user = (id: string, text: string): UIMessage => ({
+      id,
+      role: 'user',
+      parts: [{ type: 'text', text }],
+    });
+    const first = await request([user('u1', 'weather forecast in Paris')], [{ text: 'Sunny.' }]);
+    // The marker travels on the assistant message's parts, as useChat stores them.
+    expect(JSON.stringify(first.message.parts)).toContain('"toolSelection"');
+    const second = await request(
+      [user('u1', 'weather forecast in Paris'), first.message, user('u2', 'now for Berlin')],
+      [{ text: 'Cloudy.' }],
+    );
+    expect(second.model.toolNamesPerCall()[0]).toEqual(first.model.toolNamesPerCall()[0]);
+  });
+});
+
+describe('toolSearch recipe (withToolSearch)', () => {
+  it('lets the model find a tool top-k missed, call it in the same turn, and learn it', async () => {
+    const executed: string[] = [];
+    const learned: ToolLearnEvent[] = [];
+    const selection = toolSelection({
+      topK: 2,
+      pinned: ['python'],
+      learn: true,
+      onLearn: e => learned.push(e),
+    });
+    const all = toToolSet(catalog, executed);
+    const messages: ModelMessage[] = [{ role: 'user', content: 'will it rain in Oslo today?' }];
+    const tools = await selection.withToolSearch({ tools: all, messages, maxResults: 3 });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'toolSearch', input: { query: 'weather conditions' } }] },
+      call => {
+        const offered = (call.tools ?? []).map(t => t.name);
+        return offered.includes('get_weather')
+          ? { toolCalls: [{ name: 'get_weather', input: { query: 'Oslo' } }] }
+          : { text: `no weather tool in ${offered.join(',')}` };
+      },
+      { text: 'Light rain.' },
+    ]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: selection.middleware }),
+      tools,
+      messages,
+      stopWhen: stepCountIs(5),
+    });
+    expect(result.text).toBe('Light rain.');
+    const [first, second] = model.toolNamesPerCall();
+    expect(first).toEqual(expect.arrayContaining(['python', 'toolSearch']));
+    expect(first).not.toContain('get_weather');
+    expect(second).toContain('get_weather'); // found by the search, kept by the middleware
+    expect(executed).toEqual(['get_weather']);
+    expect(learned).toEqual([
+      { tool: 'get_weather', query: 'will it rain in Oslo today?', learned: true },
+    ]);
+    // Next request: retrieval itself now sends it.
+    const next = await selection.withToolSearch({
+      tools: all,
+      messages: [{ role: 'user', content: 'rain in Bergen?' }],
+    });
+    expect(next.get_weather?.deferLoading).not.toBe(true);
+  });
+});

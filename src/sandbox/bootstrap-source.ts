@@ -107,41 +107,57 @@ def _take_figure(plt, number):
 _warm_up()
 _write_all(2, b"\0ai-toolbelt:ready\n")
 
-_data = sys.stdin.buffer.read()
-_fd = os.open(os.devnull, os.O_RDONLY)
-os.dup2(_fd, 0)
-os.close(_fd)
+def _take_input():
+    # Read with os.read into one bytearray (no io buffer keeps a copy), which is zeroed after.
+    data = bytearray()
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    del chunk
+    fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.close(fd)
+    try:
+        return _read_input(data)
+    finally:
+        data[:] = bytes(len(data))
 
 def _read_input(data):
     import json
-    nonce, _, rest = data.partition(b"\n")
-    header, _, rest = rest.partition(b"\n")
-    header = json.loads(header)
+    first = data.index(b"\n")
+    prefix = b"\0ai-toolbelt:" + bytes(data[:first]) + b":"
+    second = data.index(b"\n", first + 1)
+    header = json.loads(bytes(data[first + 1 : second]))
     _caps.update(header["caps"])
-    code = rest[: header["code"]]
-    offset = header["code"]
-    for item in header["files"]:
-        path = os.path.realpath(item["path"])
-        if not path.startswith("/tmp/"):
-            raise ValueError("input file outside /tmp: %r" % item["path"])
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            _write_all(fd, rest[offset : offset + item["bytes"]])
-        finally:
-            os.close(fd)
-        offset += item["bytes"]
+    offset = second + 1
+    code = bytes(data[offset : offset + header["code"]])
+    offset += header["code"]
+    view = memoryview(data)
+    try:
+        for item in header["files"]:
+            path = os.path.realpath(item["path"])
+            if not path.startswith("/tmp/"):
+                raise ValueError("input file outside /tmp: %r" % item["path"])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            try:
+                _write_all(fd, view[offset : offset + item["bytes"]])
+            finally:
+                os.close(fd)
+            offset += item["bytes"]
+    finally:
+        view.release()
     os.makedirs("/tmp/outputs", exist_ok=True)
-    return nonce, code
+    return prefix, code
 
 _status = [1]
 try:
-    _prefix, _src = _read_input(_data)
-    _prefix = b"\0ai-toolbelt:" + _prefix + b":"
+    _src = _take_input()
 except Exception as _e:
     _write_all(2, ("ai-toolbelt sandbox: could not set up the run: %s\n" % _e).encode())
     os._exit(70)
-del _data
 
 def _collect():
     import json, mimetypes, stat
@@ -199,7 +215,7 @@ def _collect():
         returned += 1
     return records + [b"note " + json.dumps(note).encode() + b"\n" for note in _notes]
 
-def _done():
+def _done(prefix):
     for _s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             _s.flush()
@@ -208,18 +224,23 @@ def _done():
     try:
         try:
             for record in _collect():
-                _write_all(1, _prefix + record)
+                _write_all(1, prefix + record)
         except BaseException as error:
             import json
-            _write_all(1, _prefix + b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
-        _mark = _prefix + str(_status[0]).encode() + b"\n"
-        for _f in (1, 2):
-            _write_all(_f, _mark)
+            _write_all(1, prefix + b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
+        mark = prefix + str(_status[0]).encode() + b"\n"
+        for f in (1, 2):
+            _write_all(f, mark)
     finally:
         os._exit(_status[0])
 
-import atexit
-atexit.register(_done)
+import atexit, gc
+# The prefix is kept only as atexit's argument: no global, no frame on the code's stack, and
+# (after the young-generation collection untracks the argument tuple) no referrer gc can list.
+# Code can still find it by scanning memory; the host does not rely on its secrecy.
+atexit.register(_done, _src[0])
+_src = _src[1]
+gc.collect(0)
 
 def _run():
     _src_text = _src.decode("utf-8", "replace")

@@ -19,7 +19,7 @@ import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
 
 /**
  * Runs Python in one-use Docker containers under gVisor, hardened as the seed asks (no
- * network, read-only root, noexec /tmp, uid 1000, no capabilities, memory/CPU/pids limits),
+ * network, read-only root, noexec /tmp, uid 65534 (nobody), no capabilities, memory/CPU/pids limits),
  * with a warm pool of pre-started containers. It runs on one Docker engine (the local one,
  * DOCKER_HOST, or `docker`) or spreads runs over several (`engines`, e.g. sandbox hosts
  * reached over mutual TLS), taking out engines that stop answering and putting them back

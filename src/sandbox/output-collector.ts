@@ -106,7 +106,7 @@ export class OutputCollector {
       else notes.push(artifact.note);
     }
     // A cut can split a UTF-8 character: the decoder replaces the fragment with U+FFFD.
-    const text = (stream: RecordStream) => Buffer.concat(stream.userChunks).toString('utf8');
+    const text = (stream: RecordStream) => stream.user.bytes().toString('utf8');
     return {
       stdout: text(stdout),
       stderr: text(stderr),

@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { type ArtifactMeta, parseArtifactMeta } from './artifacts.ts';
+import { ByteBuffer } from './byte-buffer.ts';
 
 type Mode = 'user' | 'header' | 'body' | 'between' | 'done';
 
@@ -15,10 +16,17 @@ const MAX_NOTE_CHARS = 500;
  *
  * Records that do not parse (a daemon thread printing while they are written) end record
  * parsing: what follows is treated as the code's output again, with a note.
+ *
+ * The code's bytes go into one buffer that grows by doubling up to the cap, and each
+ * artifact into one buffer of its announced size: never one object per Docker frame.
+ *
+ * The prefix is a hint, not a proof: code that finds it can end its own output early or add
+ * records of its own (they are capped like real ones), but the run's status comes from the
+ * container's exit code, never from the marker.
  */
 export class RecordStream {
-  readonly userChunks: Buffer[] = [];
-  userBytes = 0;
+  /** The code's own bytes, up to the cap. */
+  readonly user: ByteBuffer;
   exitStatus: number | undefined;
   readonly artifacts: Array<{ meta: ArtifactMeta; data: Buffer }> = [];
   readonly notes: string[] = [];
@@ -26,12 +34,12 @@ export class RecordStream {
   private pending: Buffer = Buffer.alloc(0);
   private header: Buffer[] = [];
   private headerBytes = 0;
-  private body: Buffer[] = [];
+  private body: Buffer = Buffer.alloc(0);
+  private bodyBytes = 0;
   private remaining = 0;
   private meta: ArtifactMeta | undefined;
   private readonly decoder = new StringDecoder('utf8');
   private readonly prefix: Buffer;
-  private readonly maxBytes: number;
   private readonly onText: ((text: string) => void) | undefined;
   private readonly onArtifactBytes: (bytes: number) => boolean;
 
@@ -51,7 +59,7 @@ export class RecordStream {
     onArtifactBytes: (bytes: number) => boolean;
   }) {
     this.prefix = prefix;
-    this.maxBytes = maxBytes;
+    this.user = new ByteBuffer({ maxBytes });
     this.onText = onText;
     this.onArtifactBytes = onArtifactBytes;
   }
@@ -74,7 +82,7 @@ export class RecordStream {
           data = Buffer.alloc(0);
           const found = buffer.indexOf(this.prefix);
           const cut = found >= 0 ? found : buffer.length - this.partialPrefix(buffer);
-          if (!this.user(buffer.subarray(0, cut))) return false;
+          if (!this.keep(buffer.subarray(0, cut))) return false;
           if (found >= 0) {
             this.pending = Buffer.alloc(0);
             this.mode = 'header';
@@ -104,7 +112,8 @@ export class RecordStream {
         }
         case 'body': {
           const take = Math.min(this.remaining, data.length);
-          this.body.push(Buffer.from(data.subarray(0, take)));
+          this.body.set(data.subarray(0, take), this.bodyBytes);
+          this.bodyBytes += take;
           this.remaining -= take;
           data = data.subarray(take);
           if (this.remaining === 0) this.finishArtifact();
@@ -135,22 +144,20 @@ export class RecordStream {
   /** Passes on held-back bytes that turned out not to be a record (the run ended without one). */
   flush(): void {
     if (this.mode === 'user' && this.pending.length > 0) {
-      this.user(this.pending.subarray(0, Math.max(0, this.maxBytes - this.userBytes)));
+      this.keep(this.pending.subarray(0, Math.max(0, this.user.room)));
       this.pending = Buffer.alloc(0);
     }
     const rest = this.decoder.end();
     if (rest.length > 0) this.onText?.(rest);
   }
 
-  private user(bytes: Buffer): boolean {
+  private keep(bytes: Buffer): boolean {
     if (bytes.length === 0) return true;
-    const room = this.maxBytes - this.userBytes;
-    const kept = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
-    if (kept.length > 0) {
-      this.userChunks.push(Buffer.from(kept));
-      this.userBytes += kept.length;
-      const text = this.decoder.write(kept);
-      if (text.length > 0) this.onText?.(text);
+    const room = this.user.room;
+    const kept = this.user.append(bytes);
+    if (kept > 0 && this.onText !== undefined) {
+      const text = this.decoder.write(bytes.subarray(0, kept));
+      if (text.length > 0) this.onText(text);
     }
     return bytes.length <= room;
   }
@@ -188,15 +195,18 @@ export class RecordStream {
     if (!this.onArtifactBytes(meta.bytes)) return 'over-limit';
     this.meta = meta;
     this.remaining = meta.bytes;
-    this.body = [];
+    // Its size was checked against the artifact cap just above.
+    this.body = Buffer.allocUnsafe(meta.bytes);
+    this.bodyBytes = 0;
     if (meta.bytes === 0) this.finishArtifact();
     else this.mode = 'body';
     return 'ok';
   }
 
   private finishArtifact(): void {
-    this.artifacts.push({ meta: this.meta!, data: Buffer.concat(this.body) });
-    this.body = [];
+    this.artifacts.push({ meta: this.meta!, data: this.body });
+    this.body = Buffer.alloc(0);
+    this.bodyBytes = 0;
     this.meta = undefined;
     this.mode = 'between';
   }
@@ -210,7 +220,8 @@ export class RecordStream {
     }
     this.header = [];
     this.headerBytes = 0;
-    this.body = [];
+    this.body = Buffer.alloc(0);
+    this.bodyBytes = 0;
     this.mode = 'user';
     return rest;
   }

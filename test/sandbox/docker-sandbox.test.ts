@@ -86,12 +86,12 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
     });
   });
 
-  it('gives the code an empty stdin and runs it in /tmp as uid 1000 without capabilities', async () => {
+  it('gives the code an empty stdin and runs it in /tmp as nobody (65534) without capabilities', async () => {
     const result = await sandbox.execute(
       'import os, sys\nprint(repr(sys.stdin.read()), os.getuid(), os.getgid(), os.getcwd())\n' +
         'print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])',
     );
-    expect(result.stdout).toBe("'' 1000 1000 /tmp\n0000000000000000\n");
+    expect(result.stdout).toBe("'' 65534 65534 /tmp\n0000000000000000\n");
   });
 
   it('streams output through onOutput while the code runs', async () => {

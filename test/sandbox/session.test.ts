@@ -56,7 +56,7 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
       command: 'echo "$GREETING from $(pwd) as $(id -u)"; echo oops >&2; exit 3',
       env: { GREETING: 'hello' },
     });
-    expect(result).toEqual({ exitCode: 3, stdout: 'hello from /tmp as 1000\n', stderr: 'oops\n' });
+    expect(result).toEqual({ exitCode: 3, stdout: 'hello from /tmp as 65534\n', stderr: 'oops\n' });
   });
 
   it('keeps files for the session, relative to /tmp, and reads line ranges', async () => {

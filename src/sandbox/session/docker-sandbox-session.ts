@@ -24,7 +24,7 @@ type WritableSandboxProcess = SandboxProcess & { readonly stdin: WritableStream<
 
 /**
  * The AI SDK's `Experimental_SandboxSession` on one long-lived container with the same
- * hardening as `DockerSandbox` (gVisor, no network, read-only root, uid 1000, no
+ * hardening as `DockerSandbox` (gVisor, no network, read-only root, uid 65534, no
  * capabilities, memory/CPU/pids limits). Commands run with `sh -c` through `docker exec`;
  * files live in /tmp (the base directory, a noexec tmpfs) for the session's life. Pass it
  * as `experimental_sandbox`; close it when the conversation ends. Create it with

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
+import { SANDBOX_USER } from '../container-spec.ts';
 import { dockerCall } from '../docker-call.ts';
 import { FrameDemuxer } from '../frame-demuxer.ts';
 
@@ -125,7 +126,7 @@ export async function startExec({
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
-        User: '1000:1000',
+        User: SANDBOX_USER,
         WorkingDir: workingDirectory,
         Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
         abortSignal: abortSignal_,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
 import {
@@ -45,6 +46,8 @@ export class DockerSandbox implements Sandbox {
   private readonly engines: EngineSet;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private readonly sessions = new Set<DockerSandboxSession>();
+  /** Sessions being started (they count against `maxSessions` too). */
+  private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
   private closed = false;
 
@@ -62,6 +65,7 @@ export class DockerSandbox implements Sandbox {
     this.engines = new EngineSet({
       engines,
       maxPerEngine: this.options.maxConcurrentExecutions,
+      maxQueued: this.options.maxQueued,
     });
   }
 
@@ -224,6 +228,8 @@ export class DockerSandbox implements Sandbox {
   async createSession({
     ttlMs = 3_600_000,
     pidsLimit = 1024,
+    maxOutputBytes = this.options.maxOutputBytes,
+    maxFileBytes = 32 * 1024 * 1024,
   }: {
     /** The container kills itself after this long even if the session is never closed. */
     ttlMs?: number;
@@ -233,6 +239,13 @@ export class DockerSandbox implements Sandbox {
      * runs, and reaching the limit ends the whole sandbox (exit 2).
      */
     pidsLimit?: number;
+    /**
+     * Cap per output stream of each `run` / `spawn` (default: the sandbox's `maxOutputBytes`):
+     * past it the command's process tree is killed and the result says `output-limit`.
+     */
+    maxOutputBytes?: number;
+    /** Largest file `readFile` and friends return; only regular files are read. */
+    maxFileBytes?: number;
   } = {}): Promise<DockerSandboxSession> {
     if (this.closed) throw new SandboxClosedError();
     if (typeof ttlMs !== 'number' || !(ttlMs >= 1_000) || !Number.isFinite(ttlMs)) {
@@ -249,14 +262,32 @@ export class DockerSandbox implements Sandbox {
         message: 'must be >= 64',
       });
     }
-    await this.ready();
-    const { dockerTimeoutMs, onCleanupError } = this.options;
-    const session: DockerSandboxSession = await startSessionOnFleet({
-      ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
-      isClosed: () => this.closed,
-      onClose: () => this.sessions.delete(session),
-    });
-    this.sessions.add(session);
+    for (const [argument, value] of [
+      ['maxOutputBytes', maxOutputBytes],
+      ['maxFileBytes', maxFileBytes],
+    ] as const) {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+        throw new InvalidArgumentError({ argument, value, message: 'must be a whole number >= 1' });
+      }
+    }
+    const { dockerTimeoutMs, onCleanupError, maxSessions } = this.options;
+    if (this.sessions.size + this.sessionStarts >= maxSessions) {
+      throw new SandboxBusyError({ resource: 'sessions', limit: maxSessions });
+    }
+    this.sessionStarts++;
+    let session: DockerSandboxSession;
+    try {
+      await this.ready();
+      session = await startSessionOnFleet({
+        ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
+        ...{ maxOutputBytes, maxFileBytes },
+        isClosed: () => this.closed,
+        onClose: () => this.sessions.delete(session),
+      });
+      this.sessions.add(session);
+    } finally {
+      this.sessionStarts--;
+    }
     if (this.closed) await session.close();
     return session;
   }

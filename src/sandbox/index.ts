@@ -21,6 +21,7 @@ export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
 export { INSTANCE_LABEL, SANDBOX_LABEL } from './labels.ts';
 export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
+export { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 export { SandboxFileError } from '../errors/sandbox-file-error.ts';
 export { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 export { SandboxClosedError } from '../errors/sandbox-closed-error.ts';

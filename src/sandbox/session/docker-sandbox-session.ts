@@ -20,6 +20,25 @@ import { fileOperation } from './file-helper.ts';
 const BASE_DIRECTORY = '/tmp';
 
 type SpawnOptions = Parameters<SandboxSession['spawn']>[0];
+
+/**
+ * What `DockerSandboxSession#run` resolves with: the AI SDK's result plus whether the output
+ * cap cut it (`status: 'output-limit'`, the command killed) or the command exited by itself.
+ *
+ * @example
+ * ```ts
+ * const { status, stdout } = await session.run({ command: 'yes' }); // 'output-limit', 1 MiB of y
+ * ```
+ */
+export type SessionRunResult = {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** True when a stream was cut at `maxOutputBytes`. */
+  truncated: boolean;
+  /** `output-limit`: cut at the cap and killed; `exited`: it ended by itself. */
+  status: 'exited' | 'output-limit';
+};
 type WritableSandboxProcess = SandboxProcess & { readonly stdin: WritableStream<Uint8Array> };
 
 /**
@@ -42,6 +61,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   /** The session's own tracker, so close() reports this container's removal only. */
   private readonly cleanup: CleanupTracker;
   private readonly dockerTimeoutMs: number;
+  private readonly maxOutputBytes: number;
+  private readonly maxFileBytes: number;
   private readonly engine: EngineLink | undefined;
   private closed = false;
   private readonly onClose: (() => void) | undefined;
@@ -55,10 +76,14 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     limits,
     engine,
     onClose,
+    maxOutputBytes,
+    maxFileBytes,
   }: {
     container: Docker.Container;
     cleanup: CleanupTracker;
     dockerTimeoutMs: number;
+    maxOutputBytes: number;
+    maxFileBytes: number;
     limits: ContainerLimits;
     engine: EngineLink | undefined;
     onClose: (() => void) | undefined;
@@ -67,6 +92,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     this.container = container;
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
+    this.maxOutputBytes = maxOutputBytes;
+    this.maxFileBytes = maxFileBytes;
     this.engine = engine;
     this.containerExit = watchContainerExit({ container, engine, closed: () => this.closed });
     this.description =
@@ -87,6 +114,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     cleanup,
     engine,
     onClose,
+    maxOutputBytes = 1024 * 1024,
+    maxFileBytes = 32 * 1024 * 1024,
   }: {
     /** Docker client. */
     docker: Docker;
@@ -104,6 +133,10 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     engine?: EngineLink;
     /** Told once when the session closes (its owner's bookkeeping). */
     onClose?: () => void;
+    /** Cap per output stream of each command; past it the command's tree is killed. */
+    maxOutputBytes?: number;
+    /** Largest file the read methods return (regular files only). */
+    maxFileBytes?: number;
   }): Promise<DockerSandboxSession> {
     const seconds = `${Math.ceil(ttlMs / 1000)}s`;
     const spec = containerSpec({
@@ -129,6 +162,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     }
     return new DockerSandboxSession({
       ...{ container, cleanup, dockerTimeoutMs, limits, engine, onClose },
+      ...{ maxOutputBytes, maxFileBytes },
     });
   }
 
@@ -164,6 +198,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+      maxBytes: this.maxFileBytes,
     }).catch((error: unknown) => {
       throw this.typed(error);
     });
@@ -189,6 +224,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+      maxOutputBytes: this.maxOutputBytes,
     }).catch((error: unknown) => {
       throw this.typed(error);
     });
@@ -204,8 +240,20 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     return handle.stdin ? { ...child, stdin: handle.stdin } : child;
   }) as unknown as SandboxSession['spawn'];
 
-  readonly run: SandboxSession['run'] = async options => {
-    const child = await this.spawn({ ...options, stdin: false });
+  /**
+   * Runs a command and collects its output. Besides the AI SDK's `exitCode`, `stdout` and
+   * `stderr`, the result says `status: 'output-limit'` (and `truncated: true`) when a stream
+   * passed `maxOutputBytes`: the output is cut there and the command's process tree killed.
+   */
+  readonly run = async (
+    options: Parameters<SandboxSession['run']>[0],
+  ): Promise<SessionRunResult> => {
+    const child = (await this.spawn({ ...options, stdin: false })) as Omit<
+      SandboxProcess,
+      'wait'
+    > & {
+      wait(): Promise<{ exitCode: number; status: 'exited' | 'output-limit' }>;
+    };
     const text = async (stream: ReadableStream<Uint8Array>) => {
       let out = '';
       const decoder = new TextDecoder();
@@ -213,8 +261,9 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       return out + decoder.decode();
     };
     const [stdout, stderr] = await Promise.all([text(child.stdout), text(child.stderr)]);
-    const { exitCode } = await child.wait();
-    return { exitCode, stdout, stderr };
+    const { exitCode, status } = await child.wait();
+    const truncated = status === 'output-limit';
+    return { exitCode, stdout, stderr, truncated, status: truncated ? 'output-limit' : 'exited' };
   };
 
   readonly readFile: SandboxSession['readFile'] = async options => {

@@ -122,12 +122,24 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
 
   // The kill at the timeout is checked with the hostile-code suite (hostile-code-suite.ts).
 
-  it('rejects with the abort reason and kills the run when aborted', async () => {
+  it('rejects with the abort reason once the run is killed and its container gone', async () => {
     const controller = new AbortController();
-    const running = sandbox.execute('import time\nprint("go", flush=True)\ntime.sleep(60)', {
-      abortSignal: controller.signal,
-      onOutput: () => controller.abort(new Error('user stopped it')),
-    });
+    let host = '';
+    const running = sandbox.execute(
+      'import socket, time\nprint(socket.gethostname(), flush=True)\ntime.sleep(60)',
+      {
+        abortSignal: controller.signal,
+        onOutput: ({ text }) => {
+          host += text;
+          if (host.includes('\n')) controller.abort(new Error('user stopped it'));
+        },
+      },
+    );
     await expect(running).rejects.toThrow('user stopped it');
+    // Before any close(): the abort settles only once the container is removed.
+    expect(host.trim()).toMatch(/^[0-9a-f]{12}$/);
+    await expect(docker.getContainer(host.trim()).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
   });
 });

@@ -9,7 +9,9 @@
 // - engine floor: the same containers run the same way (bootstrap command, attach + stdin,
 //   wait, removal waited for) by bare dockerode loops, as many at once as the sandbox starts
 //   (see engine-floor.ts): what the engine sustains without the sandbox's code, measured in
-//   the same run. sustainedOverFloor is the pool's share of it;
+//   the same run, in rounds alternating with the sustained loop (3 of each, pool full again
+//   before each) so that a shared machine's drifting load hits both alike. sustainedOverFloor
+//   is the pool's share of it;
 // - idle memory: of idle warm containers, as docker stats counts it (see idle-memory.ts);
 // - leaked: labelled containers of this process left after every sandbox is closed.
 // These use `print(1)` with pre-imports off, to measure the container path itself.
@@ -102,10 +104,16 @@ async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: stri
   return { times, idleMiB: await idleMiB(docker), runtime: sandbox.runtime ?? '?' };
 }
 
-async function sustained({ preimport }: { preimport: boolean }): Promise<{
+/**
+ * The sustained loop (4 callers, pool of 4) and, with `floorRounds`, the engine floor measured
+ * in alternating rounds (sustained, floor, sustained, floor...) with the pool full again before
+ * each: on a shared machine the load drifts, and alternating puts both under the same drift.
+ */
+async function sustained({ preimport, rounds }: { preimport: boolean; rounds: number }): Promise<{
   perSec: number;
   count: number;
   maxConcurrentStarts: number;
+  floorPerSec: number;
 }> {
   await using sandbox = await DockerSandbox.create({
     docker,
@@ -115,42 +123,60 @@ async function sustained({ preimport }: { preimport: boolean }): Promise<{
     ...(starts === undefined ? {} : { maxConcurrentStarts: starts }),
     ...(preimport ? {} : { preimport: [] }),
   });
-  await untilWarm(sandbox, 4);
-  if (preimport) {
-    while (sandbox.warmReadyCount < 4) await new Promise(resolve => setTimeout(resolve, 50));
-  }
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  let count = 0;
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (performance.now() < deadline) {
-        check(await sandbox.execute('print(1)', { timeoutMs: 60_000 }));
-        count++;
-      }
-    }),
-  );
-  await sandbox.waitForCleanup();
-  const perSec = count / ((performance.now() - started) / 1000);
   // What DockerSandbox resolved for the start concurrency (its default unless --starts).
   const { maxConcurrentStarts } = (
     sandbox as unknown as { options: { maxConcurrentStarts: number } }
   ).options;
-  return { perSec, count, maxConcurrentStarts };
+  const ready = async () => {
+    await untilWarm(sandbox, 4);
+    while (preimport && sandbox.warmReadyCount < 4) {
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+  };
+  let count = 0;
+  let sustainedMs = 0;
+  let floorRuns = 0;
+  let floorMs = 0;
+  for (let round = 0; round < rounds; round++) {
+    await ready();
+    const deadline = performance.now() + (seconds * 1000) / rounds;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (performance.now() < deadline) {
+          check(await sandbox.execute('print(1)', { timeoutMs: 60_000 }));
+          count++;
+        }
+      }),
+    );
+    await sandbox.waitForCleanup();
+    sustainedMs += performance.now() - started;
+    if (preimport) continue;
+    await ready();
+    const floor = await engineFloor({
+      docker,
+      image,
+      runtime: sandbox.runtime ?? 'runsc',
+      workers: maxConcurrentStarts,
+      seconds: seconds / rounds,
+    });
+    floorRuns += floor.count;
+    floorMs += floor.ms;
+  }
+  return {
+    perSec: count / (sustainedMs / 1000),
+    count,
+    maxConcurrentStarts,
+    floorPerSec: floorMs > 0 ? floorRuns / (floorMs / 1000) : Number.NaN,
+  };
 }
 
 async function basic(): Promise<object> {
   const coldTimes = await cold();
   const warmRun = await warm();
-  const sustainedRun = await sustained({ preimport: false });
-  const floorPerSec = await engineFloor({
-    docker,
-    image,
-    runtime: warmRun.runtime,
-    workers: sustainedRun.maxConcurrentStarts,
-    seconds,
-  });
-  const preimported = await sustained({ preimport: true });
+  const sustainedRun = await sustained({ preimport: false, rounds: 3 });
+  const floorPerSec = sustainedRun.floorPerSec;
+  const preimported = await sustained({ preimport: true, rounds: 1 });
   const coldP50 = percentile(coldTimes, 0.5);
   const warmP50 = percentile(warmRun.times, 0.5);
   return {

@@ -33,10 +33,14 @@ export function recordingDocker(options?: Docker.DockerOptions): {
           const input = Buffer.concat(chunks);
           const headerStart = input.indexOf(10) + 1;
           const codeStart = input.indexOf(10, headerStart) + 1;
-          const { code } = JSON.parse(input.subarray(headerStart, codeStart).toString()) as {
-            code: number;
-          };
-          sent.push(input.subarray(codeStart, codeStart + code).toString());
+          // Node also ends the socket by itself when the container's output ends first (a warm
+          // container that died unused): nothing was sent then.
+          if (headerStart > 0 && codeStart > 0) {
+            const { code } = JSON.parse(input.subarray(headerStart, codeStart).toString()) as {
+              code: number;
+            };
+            sent.push(input.subarray(codeStart, codeStart + code).toString());
+          }
           return end(...args);
         }) as Duplex['end'];
         return socket;

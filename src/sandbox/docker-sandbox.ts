@@ -10,6 +10,7 @@ import {
   type ResolvedDockerSandboxOptions,
 } from './docker-sandbox-options.ts';
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
+import { type SessionOptions, resolveSessionOptions } from './session/session-options.ts';
 import { Engine } from './engine.ts';
 import type { SandboxEngineStatus } from './engine-types.ts';
 import { EngineSet } from './engine-set.ts';
@@ -225,51 +226,12 @@ export class DockerSandbox implements Sandbox {
    * const { stdout } = await session.run({ command: 'python3 -c "print(2 ** 10)"' });
    * ```
    */
-  async createSession({
-    ttlMs = 3_600_000,
-    pidsLimit = 1024,
-    maxOutputBytes = this.options.maxOutputBytes,
-    maxFileBytes = 32 * 1024 * 1024,
-  }: {
-    /** The container kills itself after this long even if the session is never closed. */
-    ttlMs?: number;
-    /**
-     * pids limit of the session's container. Higher than for one-use runs: under gVisor's
-     * ptrace platform the sandbox's host threads grow with every command a long session
-     * runs, and reaching the limit ends the whole sandbox (exit 2).
-     */
-    pidsLimit?: number;
-    /**
-     * Cap per output stream of each `run` / `spawn` (default: the sandbox's `maxOutputBytes`):
-     * past it the command's process tree is killed and the result says `output-limit`.
-     */
-    maxOutputBytes?: number;
-    /** Largest file `readFile` and friends return; only regular files are read. */
-    maxFileBytes?: number;
-  } = {}): Promise<DockerSandboxSession> {
+  async createSession(options: SessionOptions = {}): Promise<DockerSandboxSession> {
     if (this.closed) throw new SandboxClosedError();
-    if (typeof ttlMs !== 'number' || !(ttlMs >= 1_000) || !Number.isFinite(ttlMs)) {
-      throw new InvalidArgumentError({
-        argument: 'ttlMs',
-        value: ttlMs,
-        message: 'must be >= 1000',
-      });
-    }
-    if (typeof pidsLimit !== 'number' || !(pidsLimit >= 64)) {
-      throw new InvalidArgumentError({
-        argument: 'pidsLimit',
-        value: pidsLimit,
-        message: 'must be >= 64',
-      });
-    }
-    for (const [argument, value] of [
-      ['maxOutputBytes', maxOutputBytes],
-      ['maxFileBytes', maxFileBytes],
-    ] as const) {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-        throw new InvalidArgumentError({ argument, value, message: 'must be a whole number >= 1' });
-      }
-    }
+    const { ttlMs, pidsLimit, maxOutputBytes, maxFileBytes } = resolveSessionOptions(
+      options ?? {},
+      { defaultMaxOutputBytes: this.options.maxOutputBytes },
+    );
     const { dockerTimeoutMs, onCleanupError, maxSessions } = this.options;
     if (this.sessions.size + this.sessionStarts >= maxSessions) {
       throw new SandboxBusyError({ resource: 'sessions', limit: maxSessions });

@@ -17,6 +17,7 @@ export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
 export type { SandboxEngineStatus } from './engine-types.ts';
 export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
+export type { SessionOptions, SessionRunResult } from './session/session-options.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
 export { INSTANCE_LABEL, SANDBOX_LABEL } from './labels.ts';
 export { CodeTooLargeError } from '../errors/code-too-large-error.ts';

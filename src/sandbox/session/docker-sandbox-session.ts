@@ -15,30 +15,13 @@ import { dockerCall } from '../docker-call.ts';
 import type { EngineLink } from '../engine-types.ts';
 import { watchContainerExit } from './container-exit.ts';
 import { startExec } from './exec-process.ts';
+import type { SessionRunResult } from './session-options.ts';
 import { fileOperation } from './file-helper.ts';
 
 const BASE_DIRECTORY = '/tmp';
 
 type SpawnOptions = Parameters<SandboxSession['spawn']>[0];
 
-/**
- * What `DockerSandboxSession#run` resolves with: the AI SDK's result plus whether the output
- * cap cut it (`status: 'output-limit'`, the command killed) or the command exited by itself.
- *
- * @example
- * ```ts
- * const { status, stdout } = await session.run({ command: 'yes' }); // 'output-limit', 1 MiB of y
- * ```
- */
-export type SessionRunResult = {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  /** True when a stream was cut at `maxOutputBytes`. */
-  truncated: boolean;
-  /** `output-limit`: cut at the cap and killed; `exited`: it ended by itself. */
-  status: 'exited' | 'output-limit';
-};
 type WritableSandboxProcess = SandboxProcess & { readonly stdin: WritableStream<Uint8Array> };
 
 /**

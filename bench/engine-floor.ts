@@ -83,7 +83,13 @@ export async function engineFloor({
       });
       await container.start();
       const exited = container.wait() as Promise<{ StatusCode: number }>;
-      const input = encodeRunInput({ nonce: createNonce(), code: 'print(1)', files: [], caps });
+      const input = encodeRunInput({
+        proof: createNonce(),
+        nonce: createNonce(),
+        code: 'print(1)',
+        files: [],
+        caps,
+      });
       for (const chunk of input.slice(0, -1)) socket.write(chunk);
       socket.end(input.at(-1));
       await ended;

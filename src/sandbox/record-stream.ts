@@ -10,9 +10,10 @@ const MAX_NOTE_CHARS = 500;
 
 /**
  * One output stream of a run: the code's own bytes (capped at `maxBytes`, streamed as text),
- * then, behind the run's secret prefix, the bootstrap's records: `file {json}\n<bytes>`,
- * `note "text"\n`, and the done marker `<status>\n`. A tail that could be the start of the
- * prefix is held back until the next bytes tell.
+ * then, behind the run's record prefix, the bootstrap's records (`file {json}\n<bytes>`,
+ * `note "text"\n`), and last the done marker `<status>\n` behind the proof prefix, written
+ * by the supervisor process once the code's process is gone. A tail that could be the start
+ * of either prefix is held back until the next bytes tell.
  *
  * Records that do not parse (a daemon thread printing while they are written) end record
  * parsing: what follows is treated as the code's output again, with a note.
@@ -20,9 +21,8 @@ const MAX_NOTE_CHARS = 500;
  * The code's bytes go into one buffer that grows by doubling up to the cap, and each
  * artifact into one buffer of its announced size: never one object per Docker frame.
  *
- * The prefix is a hint, not a proof: code that finds it can end its own output early or add
- * records of its own (they are capped like real ones), but the run's status comes from the
- * container's exit code, never from the marker.
+ * The record prefix is in the code's process, so code that digs it out can add records of
+ * its own (capped like real ones; they are its own output anyway); the proof prefix never is.
  */
 export class RecordStream {
   /** The code's own bytes, up to the cap. */
@@ -40,17 +40,27 @@ export class RecordStream {
   private meta: ArtifactMeta | undefined;
   private readonly decoder = new StringDecoder('utf8');
   private readonly prefix: Buffer;
+  private readonly proof: Buffer;
+  /** Which prefix the record being read started with. */
+  private kind: 'record' | 'proof' = 'record';
   private readonly onText: ((text: string) => void) | undefined;
   private readonly onArtifactBytes: (bytes: number) => boolean;
 
   constructor({
     prefix,
+    proof,
     maxBytes,
     onText,
     onArtifactBytes,
   }: {
-    /** The run's record prefix (see `markerPrefix`). */
+    /** The run's record prefix (see `markerPrefix`), known to the code's process. */
     prefix: Buffer;
+    /**
+     * The prefix of the done marker, known only to the supervisor process (see
+     * `SUPERVISOR_SOURCE`), which writes it with the code's real exit status once the code's
+     * process and everything it started are gone.
+     */
+    proof: Buffer;
     /** Cap on the code's own bytes; `push` returns false past it. */
     maxBytes: number;
     /** Receives the code's output as text. */
@@ -59,6 +69,7 @@ export class RecordStream {
     onArtifactBytes: (bytes: number) => boolean;
   }) {
     this.prefix = prefix;
+    this.proof = proof;
     this.user = new ByteBuffer({ maxBytes });
     this.onText = onText;
     this.onArtifactBytes = onArtifactBytes;
@@ -80,13 +91,16 @@ export class RecordStream {
         case 'user': {
           const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
           data = Buffer.alloc(0);
-          const found = buffer.indexOf(this.prefix);
+          const record = buffer.indexOf(this.prefix);
+          const proof = buffer.indexOf(this.proof);
+          const found = record >= 0 && (proof < 0 || record < proof) ? record : proof;
           const cut = found >= 0 ? found : buffer.length - this.partialPrefix(buffer);
           if (!this.keep(buffer.subarray(0, cut))) return false;
           if (found >= 0) {
             this.pending = Buffer.alloc(0);
             this.mode = 'header';
-            data = buffer.subarray(found + this.prefix.length);
+            this.kind = found === proof ? 'proof' : 'record';
+            data = buffer.subarray(found + (found === proof ? this.proof : this.prefix).length);
           } else {
             this.pending = Buffer.from(buffer.subarray(cut));
           }
@@ -123,16 +137,25 @@ export class RecordStream {
           // The next record must start right away.
           const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
           data = Buffer.alloc(0);
-          const n = Math.min(buffer.length, this.prefix.length);
-          if (!buffer.subarray(0, n).equals(this.prefix.subarray(0, n))) {
+          const starts = (prefix: Buffer) => {
+            const n = Math.min(buffer.length, prefix.length);
+            return buffer.subarray(0, n).equals(prefix.subarray(0, n));
+          };
+          const next = starts(this.prefix)
+            ? this.prefix
+            : starts(this.proof)
+              ? this.proof
+              : undefined;
+          if (next === undefined) {
             this.pending = Buffer.alloc(0);
             data = this.abandon(buffer);
-          } else if (buffer.length < this.prefix.length) {
+          } else if (buffer.length < next.length) {
             this.pending = Buffer.from(buffer);
           } else {
             this.pending = Buffer.alloc(0);
             this.mode = 'header';
-            data = buffer.subarray(this.prefix.length);
+            this.kind = next === this.proof ? 'proof' : 'record';
+            data = buffer.subarray(next.length);
           }
           break;
         }
@@ -162,18 +185,22 @@ export class RecordStream {
     return bytes.length <= room;
   }
 
-  /** Length of the longest tail of `buffer` that starts the prefix. */
+  /** Length of the longest tail of `buffer` that starts either prefix. */
   private partialPrefix(buffer: Buffer): number {
-    const from = Math.max(0, buffer.length - this.prefix.length + 1);
+    const longest = Math.max(this.prefix.length, this.proof.length);
+    const from = Math.max(0, buffer.length - longest + 1);
     for (let i = buffer.indexOf(0, from); i >= 0; i = buffer.indexOf(0, i + 1)) {
       const tail = buffer.subarray(i);
-      if (this.prefix.subarray(0, tail.length).equals(tail)) return tail.length;
+      for (const prefix of [this.prefix, this.proof]) {
+        if (prefix.subarray(0, tail.length).equals(tail)) return tail.length;
+      }
     }
     return 0;
   }
 
   private record(line: string): 'ok' | 'abandon' | 'over-limit' {
-    if (/^\d{1,3}$/.test(line)) {
+    if (this.kind === 'proof') {
+      if (!/^\d{1,3}$/.test(line)) return 'abandon';
       this.exitStatus = Number(line);
       this.mode = 'done';
       return 'ok';

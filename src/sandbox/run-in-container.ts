@@ -11,14 +11,17 @@ type OutputDone = { kind: 'marker'; exitStatus: number } | { kind: 'ended' };
 type Stop = { kind: 'timeout' } | { kind: 'output-limit' } | { kind: 'abort'; reason: unknown };
 
 /**
- * Runs `code` in a started container and removes the container afterwards. The result is
- * reported once the output is complete (the bootstrap's done markers, or the end of the
- * attach stream) AND Docker reported the container's exit: the status comes from the real
- * exit code (`0` success; `OOMKilled` -> `oom`; a signal or gVisor's silent exit 2 ->
- * `crashed`), never from the marker, which code that finds the nonce could forge. The
- * `docker wait` is sent when the run starts, so the exit is known as soon as it happens.
- * The wall-clock limit, the output cap and an abort kill the container first (Docker's own
- * wait timeout would not kill it).
+ * Runs `code` in a started container and removes the container afterwards. Ends in one of
+ * these ways:
+ * - the supervisor's done markers arrive on both streams: they carry the code's real exit
+ *   status, written by a process the code cannot read or impersonate (see
+ *   `SUPERVISOR_SOURCE`) once the code's process and everything it started are gone, so the
+ *   result is known without waiting ~150 ms or more for gVisor to tear the sandbox down;
+ * - the attach stream ends without them (the supervisor was killed, the sandbox died): a
+ *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal or gVisor's silent
+ *   exit 2 -> `crashed`);
+ * - the wall-clock limit, the output cap or an abort: the container is killed first
+ *   (Docker's own wait timeout would not kill it), then the result is reported.
  *
  * The container is removed in the background; `onRemoval` gets the removal (it settles once
  * the container is confirmed gone, or its removal failed and was reported), so the caller
@@ -64,6 +67,7 @@ export async function runInContainer({
   const { container, socket } = sandboxContainer;
   const startedAt = performance.now();
   const nonce = createNonce();
+  const proof = createNonce();
   let finish: (done: OutputDone) => void = () => {};
   const outputDone = new Promise<OutputDone>(resolve => (finish = resolve));
   let stop: (stop: Stop) => void = () => {};
@@ -71,6 +75,7 @@ export async function runInContainer({
   let callbackError: { error: unknown } | undefined;
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
+    proof: markerPrefix(proof),
     maxBytes: maxOutputBytes,
     maxArtifactBytes: caps.bytes,
     onOutput:
@@ -87,12 +92,7 @@ export async function runInContainer({
     onLimit: () => stop({ kind: 'output-limit' }),
     onMarkers: exitStatus => finish({ kind: 'marker', exitStatus }),
   });
-  // Sent now, answered the moment the container exits: no round trip after the output ends.
   const waitController = new AbortController();
-  const exited = (
-    container.wait({ abortSignal: waitController.signal }) as Promise<{ StatusCode: number }>
-  ).then(({ StatusCode }) => StatusCode);
-  exited.catch(() => {});
   const onEnd = () => finish({ kind: 'ended' });
   const onAbort = () => stop({ kind: 'abort', reason: abortSignal?.reason });
   const timer = setTimeout(() => stop({ kind: 'timeout' }), timeoutMs);
@@ -112,26 +112,31 @@ export async function runInContainer({
     socket.once('close', onEnd);
     if (abortSignal?.aborted) onAbort();
     socket.on('error', onEnd);
-    const input = encodeRunInput({ nonce, code, files, caps });
+    const input = encodeRunInput({ proof, nonce, code, files, caps });
     for (const chunk of input.slice(0, -1)) socket.write(chunk);
     socket.end(input.at(-1));
 
     const done = await Promise.race([outputDone, stopped]);
-    // Output complete: the exit code decides (a forged marker changes nothing here).
+    // Without the supervisor's word, Docker's: the exit code once the container is down.
     const ending =
-      done.kind === 'marker' || done.kind === 'ended'
+      done.kind === 'ended'
         ? await Promise.race([
-            exited.then(exitCode => ({ kind: 'exit' as const, exitCode })),
+            waitExit(container, waitController.signal).then(exitCode => ({
+              kind: 'exit' as const,
+              exitCode,
+            })),
             stopped,
           ])
         : done;
     let exitCode: number | null = null;
     let status: SandboxStatus;
-    if (ending.kind === 'exit') {
+    if (ending.kind === 'marker') {
+      exitCode = ending.exitStatus;
+      status = exitCode === 0 ? 'success' : exitCode < 128 ? 'error' : 'crashed';
+    } else if (ending.kind === 'exit') {
       exitCode = ending.exitCode;
       status = await classify({
         exitCode,
-        markerStatus: done.kind === 'marker' ? done.exitStatus : undefined,
         printed: () => {
           const { stdout, stderr } = collector.result();
           return stdout.length > 0 || stderr.length > 0;
@@ -159,27 +164,30 @@ export async function runInContainer({
   }
 }
 
+/** The container's exit code, once it has exited. */
+async function waitExit(container: SandboxContainer['container'], abortSignal: AbortSignal) {
+  const { StatusCode } = (await container.wait({ abortSignal })) as { StatusCode: number };
+  return StatusCode;
+}
+
 /**
- * The status for an exit code. 0 is `success`; a code equal to the one the bootstrap
- * reported (below 128) is the code's own `error`; anything else is looked up: `OOMKilled`
- * -> `oom`, 2 or a signal -> `crashed` (gVisor ends the whole sandbox with exit 2 and no
- * output on a fork bomb), else `error`.
+ * The status for a container exit code (no supervisor marker). 0 is `success`; anything
+ * else is looked up: `OOMKilled` -> `oom`, 2 or a signal -> `crashed` (gVisor ends the whole
+ * sandbox with exit 2 and no output on a fork bomb; with output it is the code's own exit 2),
+ * else `error`.
  */
 async function classify({
   exitCode,
-  markerStatus,
   printed,
   sandboxContainer,
   dockerTimeoutMs,
 }: {
   exitCode: number;
-  markerStatus: number | undefined;
   printed: () => boolean;
   sandboxContainer: SandboxContainer;
   dockerTimeoutMs: number;
 }): Promise<SandboxStatus> {
   if (exitCode === 0) return 'success';
-  if (markerStatus === exitCode && exitCode < 128) return 'error';
   const { container } = sandboxContainer;
   const info = await dockerCall({
     operation: 'container inspect',
@@ -187,7 +195,7 @@ async function classify({
     call: abortSignal => container.inspect({ abortSignal }),
   });
   if (info.State.OOMKilled) return 'oom';
-  if (exitCode === 2 && markerStatus === undefined && printed()) return 'error';
+  if (exitCode === 2 && printed()) return 'error';
   if (exitCode === 2 || exitCode >= 128) return 'crashed';
   return 'error';
 }

@@ -9,8 +9,9 @@ import {
 
 /**
  * Code that digs the run's record prefix (nonce included) out of its own memory, as hostile
- * code could, prints whether it found it, writes a done marker with status 0 on both streams,
- * keeps running for `sleepS`, then fails.
+ * code could, prints whether it found it, writes a done marker with status 0 behind it on both
+ * streams, keeps running for `sleepS`, then fails. (The real done marker carries a token only
+ * the supervisor process has; the code cannot find it in its own memory.)
  */
 const forger = (sleepS: number) =>
   [
@@ -63,6 +64,25 @@ describeSandbox('DockerSandbox: the done marker is a hint, never a proof', () =>
         'print(names)',
     );
     expect(result).toMatchObject({ status: 'success', stdout: '[]\n' });
+  });
+
+  it('cannot read or trace the supervisor that holds the proof token', async () => {
+    const result = await sandbox.execute(
+      [
+        'import ctypes, os',
+        'parent = os.getppid()',
+        'try:',
+        '    open("/proc/%d/mem" % parent, "rb").read(1)',
+        '    print("mem readable")',
+        'except OSError:',
+        '    print("mem denied")',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'print("ptrace denied" if libc.ptrace(16, parent, 0, 0) != 0 else "ptrace attached")',
+        'print(open("/proc/%d/cmdline" % parent, "rb").read().split(b"\\0")[:3])',
+      ].join('\n'),
+    );
+    expect(result.status).toBe('success');
+    expect(result.stdout).toMatch(/^mem denied\nptrace denied\n\[b'python3', b'-I', b'-S'\]\n$/);
   });
 
   it('does not report success for code that forged the marker with the real nonce and then raised', async () => {

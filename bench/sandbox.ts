@@ -2,7 +2,8 @@
 // - cold: a sandbox without warm pool; each `print(1)` is create + attach + start + run, timed
 //   to its result (the removal runs after it, untimed, as for warm runs);
 // - warm: a pool of 2 pre-started containers, measured with the pool refilled between runs
-//   (a pool hit); same run, same machine, so warm/cold is a fair ratio;
+//   and its bootstrap waiting for code (a pool hit); same run, same machine, so warm/cold is a
+//   fair ratio;
 // - sustained: 4 callers in a closed loop through a pool of 4, refilling as they go (with
 //   `--starts` starts at once); then the same with pre-imports on (each container imports
 //   numpy, pandas and matplotlib while it waits: far fewer per second);
@@ -61,9 +62,10 @@ function check(result: { status: string; stdout: string }): void {
   }
 }
 
+/** Until `size` warm containers are ready: started, and their bootstrap waits for code. */
 async function untilWarm(sandbox: DockerSandbox, size: number): Promise<void> {
   await sandbox.waitForCleanup();
-  while (sandbox.warmCount < size) await new Promise(resolve => setTimeout(resolve, 20));
+  while (sandbox.warmReadyCount < size) await new Promise(resolve => setTimeout(resolve, 20));
 }
 
 async function cold(): Promise<number[]> {
@@ -127,12 +129,7 @@ async function sustained({ preimport, rounds }: { preimport: boolean; rounds: nu
   const { maxConcurrentStarts } = (
     sandbox as unknown as { options: { maxConcurrentStarts: number } }
   ).options;
-  const ready = async () => {
-    await untilWarm(sandbox, 4);
-    while (preimport && sandbox.warmReadyCount < 4) {
-      await new Promise(resolve => setTimeout(resolve, 50));
-    }
-  };
+  const ready = () => untilWarm(sandbox, 4);
   let count = 0;
   let sustainedMs = 0;
   let floorRuns = 0;

@@ -3,6 +3,20 @@
 # Idempotent: every step checks first and does nothing when it is already done.
 #
 #   sudo bash scripts/setup-sandbox.sh
+#   sudo bash scripts/setup-sandbox.sh --name docker-test --engine-only   # a scratch engine (tests)
+#   sudo bash scripts/setup-sandbox.sh --name docker-test --stop
+#
+# A dockerd that was killed (kill -9: stale pid files, a dying process, an orphaned containerd)
+# is started again in the same run.
+#
+# Options:
+#   --add-packages "..."  Debian packages to add to the image
+#   --image NAME          image name to produce
+#   --name NAME           engine instance (default: the host's engine, /var/run/docker.sock);
+#                         another name uses /var/lib/NAME, /var/run/NAME, /var/run/NAME.pid and
+#                         unix:///var/run/NAME.sock
+#   --engine-only         stop once the engine answers (no image)
+#   --stop                stop the engine instance and exit
 #
 # Environment:
 #   AI_TOOLBELT_SANDBOX_IMAGE  image name to produce (default ai-toolbelt/python:3.11-1: Python 3.11,
@@ -14,11 +28,17 @@ set -euo pipefail
 
 IMAGE="${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-1}"
 EXTRA_PACKAGES="${AI_TOOLBELT_EXTRA_PACKAGES:-}"
+NAME=docker
+ENGINE_ONLY=0
+STOP=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --add-packages) EXTRA_PACKAGES="$EXTRA_PACKAGES ${2:?--add-packages needs a list}" && shift 2 ;;
     --image) IMAGE="${2:?--image needs a name}" && shift 2 ;;
-    *) echo "[setup-sandbox] ERROR: unknown argument $1 (known: --add-packages \"pkg ...\", --image NAME)" >&2 && exit 2 ;;
+    --name) NAME="${2:?--name needs a name}" && shift 2 ;;
+    --engine-only) ENGINE_ONLY=1 && shift ;;
+    --stop) STOP=1 && shift ;;
+    *) echo "[setup-sandbox] ERROR: unknown argument $1 (known: --add-packages \"pkg ...\", --image NAME, --name NAME, --engine-only, --stop)" >&2 && exit 2 ;;
   esac
 done
 DOCKERD_LOG="${DOCKERD_LOG:-/var/log/dockerd.log}"
@@ -32,6 +52,63 @@ die() {
 }
 
 [ "$(id -u)" = 0 ] || die "run as root (sudo bash $0); on macOS use Docker Desktop instead (see docs/sandbox.md)"
+[[ "$NAME" =~ ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ ]] || die "--name must be a plain name, got '$NAME'"
+
+# The engine instance: the host's own (default paths) or a named one beside it.
+if [ "$NAME" = docker ]; then
+  PIDFILE=/var/run/docker.pid
+  EXEC_ROOT=/var/run/docker
+  DOCKER=(docker)
+  DOCKERD_ARGS=()
+else
+  PIDFILE="/var/run/$NAME.pid"
+  EXEC_ROOT="/var/run/$NAME"
+  DOCKER=(docker -H "unix:///var/run/$NAME.sock")
+  DOCKERD_ARGS=(--data-root "/var/lib/$NAME" --exec-root "$EXEC_ROOT" --pidfile "$PIDFILE" -H "unix:///var/run/$NAME.sock")
+  [ "$DOCKERD_LOG" != /var/log/dockerd.log ] || DOCKERD_LOG="/var/log/$NAME.log"
+fi
+CONTAINERD_PIDFILE="$EXEC_ROOT/containerd/containerd.pid"
+
+# A live process running $2: not a zombie (a killed dockerd whose parent has not reaped it
+# still answers kill -0), and not an unrelated process that reused the PID.
+alive() {
+  local pid="${1:-}" state
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+  state="$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)"
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$2"
+}
+pid_of() { cat "$1" 2>/dev/null || true; }
+answers() { "${DOCKER[@]}" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; }
+# Waits up to $2 half-seconds for process $1 to be gone.
+gone_within() {
+  for _ in $(seq 1 "$2"); do alive "$1" "" || return 0 && sleep 0.5; done
+  ! alive "$1" ""
+}
+stop_engine() {
+  local pid cpid
+  pid="$(pid_of "$PIDFILE")"
+  if alive "$pid" dockerd; then
+    log "stopping dockerd (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    gone_within "$pid" 60 || kill -KILL "$pid" 2>/dev/null || true
+    gone_within "$pid" 20 || true
+  fi
+  # dockerd stops the containerd it manages; one orphaned by a kill -9 of dockerd goes too.
+  cpid="$(pid_of "$CONTAINERD_PIDFILE")"
+  if alive "$cpid" containerd; then
+    kill -TERM "$cpid" 2>/dev/null || true
+    gone_within "$cpid" 20 || kill -KILL "$cpid" 2>/dev/null || true
+    gone_within "$cpid" 10 || true
+  fi
+  rm -f "$PIDFILE" "$CONTAINERD_PIDFILE"
+}
+if [ "$STOP" = 1 ]; then
+  [ "$NAME" != docker ] || die "--stop is for named instances only; the host's engine is left alone"
+  stop_engine
+  log "stopped $NAME"
+  exit 0
+fi
 
 # 1. Packages. Debian's docker.io brings dockerd + containerd; runsc is gVisor; mmdebstrap builds the
 #    image offline when no registry is reachable.
@@ -80,36 +157,65 @@ PY
 if [ "$daemon_json_changed" = yes ]; then log "registered runsc in $DAEMON_JSON"; fi
 
 # 3. dockerd. Containers never get a network, so no bridge and no iptables rules on the host.
-if docker info >/dev/null 2>&1; then
+#    After a kill -9 the old dockerd may still be dying (its pid file points at a live or zombie
+#    process: a new dockerd refuses to start, "pid file found"), and its containerd may live on
+#    as an orphan that makes the next start time out. Both are waited for or ended first.
+start_engine() {
+  local pid cpid
+  pid="$(pid_of "$PIDFILE")"
+  if alive "$pid" dockerd; then
+    # Alive but not answering: still starting, dying, or hung. Give it a moment, then replace it.
+    for _ in $(seq 1 40); do
+      answers && return 0
+      alive "$pid" dockerd || break
+      sleep 0.5
+    done
+    answers && return 0
+    alive "$pid" dockerd && stop_engine
+  fi
+  [ -f "$PIDFILE" ] && ! alive "$(pid_of "$PIDFILE")" dockerd && rm -f "$PIDFILE"
+  cpid="$(pid_of "$CONTAINERD_PIDFILE")"
+  if alive "$cpid" containerd; then
+    log "ending containerd $cpid left behind by the previous dockerd"
+    kill -TERM "$cpid" 2>/dev/null || true
+    gone_within "$cpid" 20 || kill -KILL "$cpid" 2>/dev/null || true
+    gone_within "$cpid" 10 || true
+  fi
+  rm -f "$CONTAINERD_PIDFILE"
+  log "starting dockerd (log: $DOCKERD_LOG)"
+  setsid nohup dockerd "${DOCKERD_ARGS[@]}" --bridge=none --iptables=false --ip-masq=false >>"$DOCKERD_LOG" 2>&1 </dev/null &
+  local started_pid=$!
+  # Wait for the socket to answer with the runsc runtime.
+  for _ in $(seq 1 120); do
+    answers && return 0
+    alive "$started_pid" dockerd || return 1
+    sleep 0.5
+  done
+  return 1
+}
+if answers; then
   if [ "$daemon_json_changed" = yes ]; then
     log "reloading dockerd for the new runtime"
-    kill -HUP "$(cat /var/run/docker.pid)" || die "could not signal dockerd; restart it to load the runsc runtime"
+    kill -HUP "$(pid_of "$PIDFILE")" || die "could not signal dockerd; restart it to load the runsc runtime"
+    for _ in $(seq 1 20); do answers && break || sleep 0.5; done
   fi
 else
-  # A dockerd that was killed (e.g. the previous CI job's) leaves its pid file behind, and a
-  # new dockerd refuses to start while it exists.
-  for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
-    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then
-      rm -f "$pidfile"
-    fi
-  done
-  log "starting dockerd (log: $DOCKERD_LOG)"
-  setsid nohup dockerd --bridge=none --iptables=false --ip-masq=false >>"$DOCKERD_LOG" 2>&1 </dev/null &
-  dockerd_pid=$!
+  start_engine || {
+    log "dockerd did not come up; stopping what is left and retrying once"
+    tail -n 5 "$DOCKERD_LOG" >&2 || true
+    stop_engine
+    start_engine
+  } || {
+    tail -n 15 "$DOCKERD_LOG" >&2 || true
+    die "dockerd did not come up with the runsc runtime within 60 s; see $DOCKERD_LOG"
+  }
 fi
-for _ in $(seq 1 120); do
-  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
-    break
-  fi
-  if [ -n "${dockerd_pid:-}" ] && ! kill -0 "$dockerd_pid" 2>/dev/null; then
-    tail -n 5 "$DOCKERD_LOG" >&2
-    die "dockerd exited during start-up; see $DOCKERD_LOG"
-  fi
-  sleep 0.5
-done
-docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"' ||
-  die "dockerd did not come up with the runsc runtime within 60 s; see $DOCKERD_LOG"
-log "dockerd is up, runtimes: $(docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
+answers || die "dockerd does not answer with the runsc runtime; see $DOCKERD_LOG"
+log "dockerd is up, runtimes: $("${DOCKER[@]}" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
+if [ "$ENGINE_ONLY" = 1 ]; then
+  log "done in $(($(date +%s) - started)) s (engine only)"
+  exit 0
+fi
 
 # 4. The image: Debian bookworm's python3 with the data stack a code interpreter is expected to have
 #    (numpy, pandas, matplotlib, scipy, Pillow, sympy), from Debian packages, built offline with
@@ -131,8 +237,8 @@ SPEC="revision=1 packages=$BASE_PACKAGES extra=$EXTRA_PACKAGES"
 SPEC_HASH="$(printf '%s' "$SPEC" | sha256sum | cut -c1-16)"
 
 image_ok() {
-  [ "$(docker image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$IMAGE" 2>/dev/null)" = "$SPEC_HASH" ] &&
-    docker run --rm --runtime=runsc --network=none --pids-limit=128 --read-only --user 65534:65534 \
+  [ "$("${DOCKER[@]}" image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$IMAGE" 2>/dev/null)" = "$SPEC_HASH" ] &&
+    "${DOCKER[@]}" run --rm --runtime=runsc --network=none --pids-limit=128 --read-only --user 65534:65534 \
       --tmpfs /tmp -e MPLCONFIGDIR=/tmp \
       "$IMAGE" sh -c 'command -v timeout >/dev/null && python3 -c "import sys, numpy, pandas, matplotlib, scipy, PIL, sympy; assert sys.version_info >= (3, 9)"'
 }
@@ -202,7 +308,7 @@ names = sorted({d.metadata['Name'] for d in m.distributions() if d.metadata['Nam
 print(','.join(f'{n}=={m.version(n)}' for n in names))
 PY
   )"
-  tar -C "$tmp/root" -c . | docker import \
+  tar -C "$tmp/root" -c . | "${DOCKER[@]}" import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
     --change 'ENV MPLBACKEND=Agg' \
@@ -212,7 +318,7 @@ PY
     - "$IMAGE" >/dev/null
   rm -rf "$tmp"
   trap - EXIT
-  log "imported $IMAGE ($(($(docker image inspect -f '{{.Size}}' "$IMAGE") / 1024 / 1024)) MiB)"
+  log "imported $IMAGE ($(($("${DOCKER[@]}" image inspect -f '{{.Size}}' "$IMAGE") / 1024 / 1024)) MiB)"
 fi
 image_ok || die "image $IMAGE lacks python3, timeout or the data stack, or does not run under runsc"
 

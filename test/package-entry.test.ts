@@ -57,6 +57,7 @@ describe('package entry', () => {
       CodeTooLargeError: () => new root.CodeTooLargeError({ bytes: 2, maxBytes: 1 }),
       DockerTimeoutError: () =>
         new root.DockerTimeoutError({ operation: 'container start', timeoutMs: 5 }),
+      SandboxBusyError: () => new root.SandboxBusyError({ resource: 'runs', limit: 1 }),
       SandboxCleanupError: () =>
         new root.SandboxCleanupError({ containerIds: ['c'], causes: [new Error('x')] }),
       SandboxClosedError: () => new root.SandboxClosedError(),

@@ -11,6 +11,7 @@ export { McpConnectionError } from './mcp-connection-error.ts';
 export { McpPaginationError } from './mcp-pagination-error.ts';
 export { McpTimeoutError } from './mcp-timeout-error.ts';
 export { McpToolError } from './mcp-tool-error.ts';
+export { SandboxBusyError } from './sandbox-busy-error.ts';
 export { SandboxCleanupError } from './sandbox-cleanup-error.ts';
 export { SandboxClosedError } from './sandbox-closed-error.ts';
 export { SandboxFileError } from './sandbox-file-error.ts';

@@ -1,6 +1,8 @@
 import { type LanguageModel, tool } from 'ai';
 import { z } from 'zod';
+import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { errorFingerprint } from '../repair/error-fingerprint.ts';
 import { repairCode } from '../repair/repair-code.ts';
 import { type FailureStatus, type RepairPolicy, decideRepair } from '../repair/repair-policy.ts';
@@ -8,7 +10,7 @@ import { trimError } from '../repair/trim-error.ts';
 import type { SandboxInputFile } from '../sandbox/types.ts';
 import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
 import { pythonModelOutput } from './python-model-output.ts';
-import type { PythonSandbox } from './python-sandbox.ts';
+import type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
 import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
 import { trailingFailures } from '../repair/repair-record.ts';
 import type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
@@ -65,7 +67,10 @@ export type PythonToolOptions = RepairPolicy & {
  * model can fix the code (agent mode), or are repaired inline by a repair
  * model (`repair: { model }`), within one policy: a budget of repairs, a halt
  * on a repeated error, no repair of timeouts and crashes by default, and the
- * `onError` hook.
+ * `onError` hook. When the sandbox itself fails (no engine, a Docker timeout, busy), the
+ * model reads one short line without host details ("the sandbox is unavailable; try again
+ * later"), the call ends as `failed` with status `unavailable`, and the typed error goes to
+ * the app: `onError` gets it as `cause` (without a hook it is a process warning).
  *
  * @example
  * ```ts
@@ -141,7 +146,6 @@ export function pythonTool({
         );
         return output;
       };
-      const inputFiles = typeof files === 'function' ? await files({ toolCallId }) : files;
       // Agent mode continues the count of this turn's earlier failed calls.
       const prior = repair ? [] : trailingFailures(messages, toolName);
       const last = prior.at(-1);
@@ -150,11 +154,38 @@ export function pythonTool({
       let current = code;
       for (;;) {
         yield emit({ state: 'running', attempt, code: current });
-        const result = await sandbox.execute(current, {
-          timeoutMs,
-          ...(abortSignal ? { abortSignal } : {}),
-          ...(inputFiles !== undefined && inputFiles.length > 0 ? { files: inputFiles } : {}),
-        });
+        let result: PythonRunResult;
+        try {
+          const inputFiles = typeof files === 'function' ? await files({ toolCallId }) : files;
+          result = await sandbox.execute(current, {
+            timeoutMs,
+            ...(abortSignal ? { abortSignal } : {}),
+            ...(inputFiles !== undefined && inputFiles.length > 0 ? { files: inputFiles } : {}),
+          });
+        } catch (error) {
+          // Aborts end the call as they are; code over the size limit is the model's to fix.
+          if (abortSignal?.aborted || CodeTooLargeError.isInstance(error)) throw error;
+          // The sandbox itself failed: the model gets a short, host-free line (engine
+          // addresses, Docker hints and paths are for the app), the app the typed error.
+          const message = SandboxBusyError.isInstance(error) ? BUSY_MESSAGE : UNAVAILABLE_MESSAGE;
+          const failure = {
+            ...{ attempt, status: 'unavailable' as const, error: message },
+            ...{ fingerprint: 'unavailable', code: current, cause: error },
+          };
+          if (policy.onError === undefined) reportSandboxFailure(error);
+          const { decision, reason } = await decideRepair({ failure, policy });
+          const { fingerprint, status } = failure;
+          yield emit({
+            state: 'failed',
+            attempt,
+            status,
+            error: message,
+            fingerprint,
+            next: decision,
+            reason,
+          });
+          return;
+        }
         if (result.status === 'success') {
           const cut = result.stdout.length > maxOutputChars;
           const stdout = cut
@@ -212,6 +243,27 @@ export function pythonTool({
     // The model needs the output (and the charts), not the bookkeeping.
     toModelOutput: ({ output }) => pythonModelOutput({ output, images: modelImages }),
   });
+}
+
+/** What the model reads when the sandbox cannot run code (never the host's details). */
+export const UNAVAILABLE_MESSAGE =
+  'The Python sandbox is unavailable right now, so the code did not run; try again later.';
+/** What the model reads when the sandbox refused the run because too much work is waiting. */
+export const BUSY_MESSAGE =
+  'The Python sandbox is busy right now, so the code did not run; try again later.';
+
+/** Without an `onError` hook the app still hears about sandbox failures: a process warning. */
+function reportSandboxFailure(error: unknown): void {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const warn = (globalThis as { process?: { emitWarning?: (m: string, o: object) => void } })
+    .process?.emitWarning;
+  if (typeof warn === 'function') {
+    warn.call(globalThis.process, `python tool: the sandbox failed: ${text}`, {
+      type: 'AiToolbeltSandboxFailure',
+    });
+  } else {
+    console.error(`[ai-toolbelt] python tool: the sandbox failed: ${text}`);
+  }
 }
 
 // Enough of a killed run's last output to tell where it was stuck.

@@ -1,5 +1,10 @@
-/** How a sandbox run ended; only failures reach the policy. */
-export type FailureStatus = 'error' | 'timeout' | 'oom' | 'output-limit' | 'crashed';
+/**
+ * How a sandbox run ended; only failures reach the policy. `unavailable`: the code never ran
+ * (or its outcome is unknown) because the sandbox itself failed (no engine, a Docker timeout,
+ * busy...); it is never repaired, and `FailedRun.cause` holds the typed error.
+ */
+export type FailureStatus =
+  'error' | 'timeout' | 'oom' | 'output-limit' | 'crashed' | 'unavailable';
 
 /** One failed run, as the `onError` hook sees it. */
 export type FailedRun = {
@@ -13,6 +18,11 @@ export type FailedRun = {
   fingerprint: string;
   /** The code that failed. */
   code: string;
+  /**
+   * For `unavailable`: the sandbox's typed error (`SandboxUnavailableError`,
+   * `DockerTimeoutError`, `SandboxBusyError`...), with the host details the model never sees.
+   */
+  cause?: unknown;
 };
 
 /** What happens after a failed run. */
@@ -69,6 +79,8 @@ export async function decideRepair({
 }): Promise<{ decision: RepairDecision; reason: RepairReason }> {
   if (failure.attempt >= HARD_ATTEMPT_LIMIT) return { decision: 'halt', reason: 'hard-limit' };
   const hooked = await onError?.(failure);
+  // The hook hears about it, but new code cannot fix the sandbox.
+  if (failure.status === 'unavailable') return { decision: 'halt', reason: 'not-repairable' };
   if (hooked === 'repair' || hooked === 'halt') return { decision: hooked, reason: 'hook' };
   if (!repairable.includes(failure.status)) return { decision: 'halt', reason: 'not-repairable' };
   if (previousFingerprint !== undefined && previousFingerprint === failure.fingerprint) {

@@ -1,5 +1,6 @@
 /**
- * The Python program every sandbox container starts with (run as `python3 -c SOURCE PREIMPORT`).
+ * The Python program that runs the code (started by the supervisor, see `SUPERVISOR_SOURCE`,
+ * as `python3 -X utf8 -c SOURCE PREIMPORT GO_FD`).
  *
  * Lifecycle:
  * 1. Copies the image's prebuilt matplotlib font cache into the writable config dir (building it
@@ -7,23 +8,22 @@
  *    PREIMPORT modules (comma separated; failures ignored: the code gets the real error if it
  *    imports them) with their output silenced, then writes the ready marker to stderr. A warm
  *    container therefore pays for `import pandas` before any code arrives.
- * 2. Blocks on stdin, which the host writes once and closes:
+ * 2. Waits until the supervisor has read its own first line of stdin (a byte on GO_FD), then
+ *    reads the rest, which the host writes once and closes:
  *    `<nonce>\n<header JSON>\n<code bytes><file bytes>...`; the header gives the code's length,
  *    the input files (path, length) and the artifact caps. Files are written under /tmp;
- *    /tmp/outputs is created.
+ *    /tmp/outputs is created. The input buffer is zeroed after parsing.
  * 3. Runs the code as a fresh `__main__` module.
  * 4. Right after the code, takes the figures it left open (matplotlib's own exit hook would
  *    destroy them). At exit (an `atexit` hook registered first, so it runs after the code's own
- *    hooks and after non-daemon threads are joined): flushes both streams, then writes the
- *    run's artifacts to stdout as records behind the nonce (figures as PNG,
- *    regular files under /tmp/outputs, notes about what the caps left out), then the done
- *    marker with the exit status on both streams.
+ *    hooks and after non-daemon threads are joined): flushes both streams, writes the run's
+ *    artifacts to stdout as records behind the nonce (figures as PNG, regular files under
+ *    /tmp/outputs, notes about what the caps left out), and exits with the code's status. The
+ *    done marker is the supervisor's, written after this process is gone.
  *
  * stdout is line buffered, not unbuffered: under runsc, writes to the pipe come back short
  * (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
  * output); the buffered writer retries short writes, and records are written with a loop.
- * Runs that end without a marker (os._exit, signals, OOM, gVisor crashes) are classified from
- * the container's real exit state instead.
  */
 export const BOOTSTRAP_SOURCE = String.raw`import os, sys
 sys.stdout.reconfigure(line_buffering=True)
@@ -107,41 +107,62 @@ def _take_figure(plt, number):
 _warm_up()
 _write_all(2, b"\0ai-toolbelt:ready\n")
 
-_data = sys.stdin.buffer.read()
-_fd = os.open(os.devnull, os.O_RDONLY)
-os.dup2(_fd, 0)
-os.close(_fd)
+def _take_input():
+    # The supervisor reads its line of stdin first and then says go (see SUPERVISOR_SOURCE).
+    if len(sys.argv) > 2:
+        go = int(sys.argv[2])
+        os.read(go, 1)
+        os.close(go)
+    # Read with os.read into one bytearray (no io buffer keeps a copy), which is zeroed after.
+    data = bytearray()
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        data += chunk
+    del chunk
+    fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.close(fd)
+    try:
+        return _read_input(data)
+    finally:
+        data[:] = bytes(len(data))
 
 def _read_input(data):
     import json
-    nonce, _, rest = data.partition(b"\n")
-    header, _, rest = rest.partition(b"\n")
-    header = json.loads(header)
+    first = data.index(b"\n")
+    prefix = b"\0ai-toolbelt:" + bytes(data[:first]) + b":"
+    second = data.index(b"\n", first + 1)
+    header = json.loads(bytes(data[first + 1 : second]))
     _caps.update(header["caps"])
-    code = rest[: header["code"]]
-    offset = header["code"]
-    for item in header["files"]:
-        path = os.path.realpath(item["path"])
-        if not path.startswith("/tmp/"):
-            raise ValueError("input file outside /tmp: %r" % item["path"])
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            _write_all(fd, rest[offset : offset + item["bytes"]])
-        finally:
-            os.close(fd)
-        offset += item["bytes"]
+    offset = second + 1
+    code = bytes(data[offset : offset + header["code"]])
+    offset += header["code"]
+    view = memoryview(data)
+    try:
+        for item in header["files"]:
+            path = os.path.realpath(item["path"])
+            if not path.startswith("/tmp/"):
+                raise ValueError("input file outside /tmp: %r" % item["path"])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            try:
+                _write_all(fd, view[offset : offset + item["bytes"]])
+            finally:
+                os.close(fd)
+            offset += item["bytes"]
+    finally:
+        view.release()
     os.makedirs("/tmp/outputs", exist_ok=True)
-    return nonce, code
+    return prefix, code
 
 _status = [1]
 try:
-    _prefix, _src = _read_input(_data)
-    _prefix = b"\0ai-toolbelt:" + _prefix + b":"
+    _src = _take_input()
 except Exception as _e:
     _write_all(2, ("ai-toolbelt sandbox: could not set up the run: %s\n" % _e).encode())
     os._exit(70)
-del _data
 
 def _collect():
     import json, mimetypes, stat
@@ -199,7 +220,7 @@ def _collect():
         returned += 1
     return records + [b"note " + json.dumps(note).encode() + b"\n" for note in _notes]
 
-def _done():
+def _done(prefix):
     for _s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             _s.flush()
@@ -208,18 +229,20 @@ def _done():
     try:
         try:
             for record in _collect():
-                _write_all(1, _prefix + record)
+                _write_all(1, prefix + record)
         except BaseException as error:
             import json
-            _write_all(1, _prefix + b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
-        _mark = _prefix + str(_status[0]).encode() + b"\n"
-        for _f in (1, 2):
-            _write_all(_f, _mark)
+            _write_all(1, prefix + b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
     finally:
         os._exit(_status[0])
 
-import atexit
-atexit.register(_done)
+import atexit, gc
+# The prefix is kept only as atexit's argument: no global, no frame on the code's stack, and
+# (after the young-generation collection untracks the argument tuple) no referrer gc can list.
+# Code can still find it by scanning memory; the host does not rely on its secrecy.
+atexit.register(_done, _src[0])
+_src = _src[1]
+gc.collect(0)
 
 def _run():
     _src_text = _src.decode("utf-8", "replace")

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { BOOTSTRAP_SOURCE } from './bootstrap-source.ts';
+import { SUPERVISOR_SOURCE } from './supervisor-source.ts';
 
 /** What the bootstrap writes to stderr once its pre-imports are done and it waits for code. */
 export const READY_MARKER = Buffer.from('\0ai-toolbelt:ready\n', 'latin1');
 
 /**
  * The container's command: `timeout -s KILL` bounds its life even if the host dies; the
- * bootstrap (see `BOOTSTRAP_SOURCE`) imports `preimport` while it waits for code.
+ * supervisor (see `SUPERVISOR_SOURCE`) starts the bootstrap (see `BOOTSTRAP_SOURCE`), which
+ * imports `preimport` while it waits for code, and reports its real exit status.
  */
 export function bootstrapCommand({
   ttlMs,
@@ -24,20 +26,25 @@ export function bootstrapCommand({
     'KILL',
     `${ttlSeconds}s`,
     'python3',
-    '-X',
-    'utf8',
+    '-I',
+    '-S',
     '-c',
+    SUPERVISOR_SOURCE,
     BOOTSTRAP_SOURCE,
     preimport.join(','),
   ];
 }
 
-/** A fresh nonce for one run's records and done marker. */
+/** A fresh 32-hex-digit token: a run's record nonce, or its proof token (see `SUPERVISOR_SOURCE`). */
 export function createNonce(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** The prefix of every record the bootstrap writes after the code (artifacts, notes, done marker). */
+/**
+ * `\0ai-toolbelt:<token>:`: with the run's nonce, the prefix of the records the bootstrap
+ * writes after the code (artifacts, notes); with its proof token, of the supervisor's done
+ * marker.
+ */
 export function markerPrefix(nonce: string): Buffer {
   return Buffer.from(`\0ai-toolbelt:${nonce}:`, 'latin1');
 }
@@ -53,16 +60,20 @@ export type ArtifactCaps = {
 };
 
 /**
- * What the host writes to the bootstrap's stdin: `<nonce>\n<header JSON>\n<code><files>`.
- * Input files are already validated (see `resolveInputFiles`).
+ * What the host writes to the container's stdin: `<proof>\n` (read by the supervisor only),
+ * then `<nonce>\n<header JSON>\n<code><files>` for the bootstrap. Input files are already
+ * validated (see `resolveInputFiles`).
  */
 export function encodeRunInput({
+  proof,
   nonce,
   code,
   files,
   caps,
 }: {
-  /** The run's nonce. */
+  /** The run's proof token (32 hex digits): the supervisor's, never the code's. */
+  proof: string;
+  /** The run's record nonce. */
   nonce: string;
   /** Python source. */
   code: string;
@@ -78,7 +89,7 @@ export function encodeRunInput({
     caps,
   };
   return [
-    Buffer.from(`${nonce}\n${JSON.stringify(header)}\n`, 'utf8'),
+    Buffer.from(`${proof}\n${nonce}\n${JSON.stringify(header)}\n`, 'utf8'),
     source,
     ...files.map(file => Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength)),
   ];

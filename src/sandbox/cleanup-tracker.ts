@@ -40,8 +40,12 @@ export class CleanupTracker {
     this.onDeferred = onDeferred;
   }
 
-  /** Force-removes `container` (killing it if it still runs) in the background. */
-  remove(container: Docker.Container): void {
+  /**
+   * Force-removes `container` (killing it if it still runs) in the background. The returned
+   * promise settles (never rejects) once the removal is confirmed or has failed (failures are
+   * reported as described above); callers that must know the container is gone await it.
+   */
+  remove(container: Docker.Container): Promise<void> {
     const removal = dockerCall({
       operation: 'container remove',
       timeoutMs: this.dockerTimeoutMs,
@@ -59,6 +63,7 @@ export class CleanupTracker {
       },
     );
     this.pending.track(removal);
+    return removal;
   }
 
   /** Records a container that could not be removed and tells `onCleanupError` at once. */

@@ -1,6 +1,9 @@
 import type Docker from 'dockerode';
 import { containerLabels } from './labels.ts';
 
+/** The user and group code runs as: `nobody`, in every container and every exec. */
+export const SANDBOX_USER = '65534:65534';
+
 /** Resource and isolation settings shared by every sandbox container. */
 export type ContainerLimits = {
   /** Docker image with python3 and coreutils' `timeout`. */
@@ -21,7 +24,8 @@ export type ContainerLimits = {
 
 /**
  * The hardened `docker create` body: the hardening flags (no network, read-only root, tmpfs
- * /tmp noexec+nosuid, uid 1000, all capabilities dropped, no-new-privileges, memory without
+ * /tmp noexec+nosuid, uid:gid 65534:65534 (`nobody`, which owns nothing on the host
+ * even under the runc opt-in), all capabilities dropped, no-new-privileges, memory without
  * swap, CPU cap) and a pids limit. The pids cgroup also counts gVisor's own threads (gofer,
  * sentry, ptrace stubs: 30-40 of them), so a limit of 32 makes runsc fail to start (HTTP 500,
  * a silent exit 2, or a hung start); 128 still stops a fork bomb.
@@ -50,13 +54,14 @@ export function containerSpec({
   return {
     Image: limits.image,
     Cmd: cmd,
-    User: '1000:1000',
+    User: SANDBOX_USER,
     WorkingDir: '/tmp',
     Env: [
       'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       'HOME=/tmp',
       'LANG=C.UTF-8',
-      'MPLCONFIGDIR=/tmp',
+      // Under /tmp, the only writable place; a hidden directory keeps /tmp's listing clean.
+      'MPLCONFIGDIR=/tmp/.config/matplotlib',
     ],
     Labels: { ...containerLabels({ ttlMs, kind }), ...limits.labels },
     NetworkDisabled: true,

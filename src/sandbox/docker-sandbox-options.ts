@@ -61,8 +61,12 @@ export type DockerSandboxOptions = FleetOptions & {
   warmMaxAgeMs?: number;
   /** Container starts in flight at once (each start costs ~250 ms of CPU under gVisor). */
   maxConcurrentStarts?: number;
-  /** Runs at once per engine; further calls queue. */
+  /** Runs at once per engine (a run's slot is held until its container is gone); further calls queue. */
   maxConcurrentExecutions?: number;
+  /** Runs that may wait for a slot at once (over all engines); past it `execute` rejects with `SandboxBusyError`. */
+  maxQueued?: number;
+  /** Sessions open at once; past it `createSession` rejects with `SandboxBusyError`. */
+  maxSessions?: number;
   /** Remove expired sandbox containers (of any replica) when an engine is first checked. */
   sweepOnStart?: boolean;
   /** Told about each container that could not be removed (default: a process warning). */
@@ -100,6 +104,8 @@ export function resolveDockerSandboxOptions({
   warmMaxAgeMs = 300_000,
   maxConcurrentStarts = 2,
   maxConcurrentExecutions = 4,
+  maxQueued = 64,
+  maxSessions = 16,
   sweepOnStart = true,
   onCleanupError,
   ...fleet
@@ -118,6 +124,8 @@ export function resolveDockerSandboxOptions({
     ['warmMaxAgeMs', warmMaxAgeMs, 1_000],
     ['maxConcurrentStarts', maxConcurrentStarts, 1],
     ['maxConcurrentExecutions', maxConcurrentExecutions, 1],
+    ['maxQueued', maxQueued, 0],
+    ['maxSessions', maxSessions, 0],
     ['maxImages', maxImages, 0],
     ['maxOutputFiles', maxOutputFiles, 0],
     ['maxArtifactBytes', maxArtifactBytes, 0],
@@ -146,6 +154,7 @@ export function resolveDockerSandboxOptions({
     ...{ image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
     ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },
     ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },
+    ...{ maxQueued, maxSessions },
     onCleanupError,
   };
 }

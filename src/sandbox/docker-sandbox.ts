@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
 import {
@@ -9,6 +10,7 @@ import {
   type ResolvedDockerSandboxOptions,
 } from './docker-sandbox-options.ts';
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
+import { type SessionOptions, resolveSessionOptions } from './session/session-options.ts';
 import { Engine } from './engine.ts';
 import type { SandboxEngineStatus } from './engine-types.ts';
 import { EngineSet } from './engine-set.ts';
@@ -19,7 +21,7 @@ import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
 
 /**
  * Runs Python in one-use Docker containers under gVisor, hardened (no
- * network, read-only root, noexec /tmp, uid 1000, no capabilities, memory/CPU/pids limits),
+ * network, read-only root, noexec /tmp, uid 65534 (nobody), no capabilities, memory/CPU/pids limits),
  * with a warm pool of pre-started containers. It runs on one Docker engine (the local one,
  * DOCKER_HOST, or `docker`) or spreads runs over several (`engines`, e.g. sandbox hosts
  * reached over mutual TLS), taking out engines that stop answering and putting them back
@@ -45,6 +47,8 @@ export class DockerSandbox implements Sandbox {
   private readonly engines: EngineSet;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private readonly sessions = new Set<DockerSandboxSession>();
+  /** Sessions being started (they count against `maxSessions` too). */
+  private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
   private closed = false;
 
@@ -62,6 +66,7 @@ export class DockerSandbox implements Sandbox {
     this.engines = new EngineSet({
       engines,
       maxPerEngine: this.options.maxConcurrentExecutions,
+      maxQueued: this.options.maxQueued,
     });
   }
 
@@ -221,42 +226,30 @@ export class DockerSandbox implements Sandbox {
    * const { stdout } = await session.run({ command: 'python3 -c "print(2 ** 10)"' });
    * ```
    */
-  async createSession({
-    ttlMs = 3_600_000,
-    pidsLimit = 1024,
-  }: {
-    /** The container kills itself after this long even if the session is never closed. */
-    ttlMs?: number;
-    /**
-     * pids limit of the session's container. Higher than for one-use runs: under gVisor's
-     * ptrace platform the sandbox's host threads grow with every command a long session
-     * runs, and reaching the limit ends the whole sandbox (exit 2).
-     */
-    pidsLimit?: number;
-  } = {}): Promise<DockerSandboxSession> {
+  async createSession(options: SessionOptions = {}): Promise<DockerSandboxSession> {
     if (this.closed) throw new SandboxClosedError();
-    if (typeof ttlMs !== 'number' || !(ttlMs >= 1_000) || !Number.isFinite(ttlMs)) {
-      throw new InvalidArgumentError({
-        argument: 'ttlMs',
-        value: ttlMs,
-        message: 'must be >= 1000',
-      });
+    const { ttlMs, pidsLimit, maxOutputBytes, maxFileBytes } = resolveSessionOptions(
+      options ?? {},
+      { defaultMaxOutputBytes: this.options.maxOutputBytes },
+    );
+    const { dockerTimeoutMs, onCleanupError, maxSessions } = this.options;
+    if (this.sessions.size + this.sessionStarts >= maxSessions) {
+      throw new SandboxBusyError({ resource: 'sessions', limit: maxSessions });
     }
-    if (typeof pidsLimit !== 'number' || !(pidsLimit >= 64)) {
-      throw new InvalidArgumentError({
-        argument: 'pidsLimit',
-        value: pidsLimit,
-        message: 'must be >= 64',
+    this.sessionStarts++;
+    let session: DockerSandboxSession;
+    try {
+      await this.ready();
+      session = await startSessionOnFleet({
+        ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
+        ...{ maxOutputBytes, maxFileBytes },
+        isClosed: () => this.closed,
+        onClose: () => this.sessions.delete(session),
       });
+      this.sessions.add(session);
+    } finally {
+      this.sessionStarts--;
     }
-    await this.ready();
-    const { dockerTimeoutMs, onCleanupError } = this.options;
-    const session: DockerSandboxSession = await startSessionOnFleet({
-      ...{ engines: this.engines, ttlMs, pidsLimit, dockerTimeoutMs, onCleanupError },
-      isClosed: () => this.closed,
-      onClose: () => this.sessions.delete(session),
-    });
-    this.sessions.add(session);
     if (this.closed) await session.close();
     return session;
   }

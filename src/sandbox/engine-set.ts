@@ -1,3 +1,4 @@
+import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
 import type { Engine } from './engine.ts';
 import { WaitQueue } from './wait-queue.ts';
@@ -6,26 +7,36 @@ import { WaitQueue } from './wait-queue.ts';
  * Places work on engines. A run takes a slot on the healthy engine with the fewest runs in
  * flight (ties: more idle warm containers, then round robin), at most `maxPerEngine` per
  * engine; when every healthy engine is full, it waits in one FIFO queue for the next free
- * slot on any of them. When no engine is healthy, the down ones get one quick probe (so a
+ * slot on any of them, which holds at most `maxQueued` callers (past it: `SandboxBusyError`). When no engine is healthy, the down ones get one quick probe (so a
  * one-engine app recovers as soon as dockerd is back) before the caller gets the error.
  */
 export class EngineSet {
   readonly engines: Engine[];
   private readonly waiters = new WaitQueue<Engine>();
   private readonly maxPerEngine: number;
+  private readonly maxQueued: number;
   private turn = 0;
 
   constructor({
     engines,
     maxPerEngine,
+    maxQueued = Number.POSITIVE_INFINITY,
   }: {
     /** The engines, in the order given. */
     engines: Engine[];
     /** Runs in flight per engine. */
     maxPerEngine: number;
+    /** Callers that may wait for a slot at once. */
+    maxQueued?: number;
   }) {
     this.engines = engines;
     this.maxPerEngine = maxPerEngine;
+    this.maxQueued = maxQueued;
+  }
+
+  /** Callers waiting for a slot now. */
+  get queued(): number {
+    return this.waiters.length;
   }
 
   /** To be called when an engine goes up or down. */
@@ -94,7 +105,12 @@ export class EngineSet {
         engine.inFlight++;
         return engine;
       }
-      if (this.anyUp()) return this.waiters.wait(abortSignal);
+      if (this.anyUp()) {
+        if (this.waiters.length >= this.maxQueued) {
+          throw new SandboxBusyError({ resource: 'runs', limit: this.maxQueued });
+        }
+        return this.waiters.wait(abortSignal);
+      }
       if (probed || !(await this.recover(abortSignal))) throw this.unavailable();
     }
   }

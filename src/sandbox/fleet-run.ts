@@ -66,15 +66,26 @@ export async function runOnFleet({
       if (isTransportError(error) && engine.state === 'up') await engine.probe();
       continue;
     }
+    // The slot is held until the container is confirmed gone, so `maxConcurrentExecutions`
+    // bounds live containers, not just results in flight (a run that lied about being done
+    // still holds its slot). An engine lost mid-run gives its slot back at once.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      engines.release(engine);
+    };
+    let removal: Promise<void> | undefined;
     try {
       const result = await runPlaced({
         ...{ engine, container, code, files, caps, timeoutMs, maxOutputBytes, dockerTimeoutMs },
-        ...{ abortSignal, onOutput },
+        ...{ abortSignal, onOutput, onRemoval: (gone: Promise<void>) => void (removal = gone) },
       });
       engine.runs++;
       return result;
     } finally {
-      engines.release(engine);
+      if (removal === undefined || engine.state !== 'up') release();
+      else void removal.then(release);
     }
   }
 }
@@ -91,6 +102,7 @@ async function runPlaced({
   dockerTimeoutMs,
   abortSignal,
   onOutput,
+  onRemoval,
 }: {
   engine: Engine;
   container: SandboxContainer;
@@ -102,6 +114,7 @@ async function runPlaced({
   dockerTimeoutMs: number;
   abortSignal: AbortSignal;
   onOutput?: (chunk: SandboxOutputChunk) => void;
+  onRemoval: (removal: Promise<void>) => void;
 }): Promise<SandboxResult> {
   const controller = new AbortController();
   let unwatch = () => {};
@@ -122,6 +135,7 @@ async function runPlaced({
     maxOutputBytes,
     dockerTimeoutMs,
     cleanup: engine.cleanup,
+    onRemoval,
     abortSignal: AbortSignal.any([abortSignal, controller.signal]),
     onOutput:
       onOutput === undefined

@@ -23,6 +23,8 @@ export async function startSessionOnFleet({
   onCleanupError,
   isClosed,
   onClose,
+  maxOutputBytes,
+  maxFileBytes,
 }: {
   /** Where to place the session. */
   engines: EngineSet;
@@ -38,6 +40,10 @@ export async function startSessionOnFleet({
   isClosed: () => boolean;
   /** Told once when the session closes. */
   onClose: () => void;
+  /** Cap per output stream of each command. */
+  maxOutputBytes: number;
+  /** Largest file the read methods return. */
+  maxFileBytes: number;
 }): Promise<DockerSandboxSession> {
   const tried = new Set<Engine>();
   for (;;) {
@@ -51,6 +57,8 @@ export async function startSessionOnFleet({
         pidsLimit,
         ttlMs,
         dockerTimeoutMs,
+        maxOutputBytes,
+        maxFileBytes,
         // The session's own tracker reports its container only; a removal the engine did
         // not answer is retried by the engine when it is back.
         cleanup: new CleanupTracker({

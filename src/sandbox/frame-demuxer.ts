@@ -11,7 +11,8 @@
  * ```
  */
 export class FrameDemuxer {
-  private header = Buffer.alloc(0);
+  private readonly header = Buffer.alloc(8);
+  private headerBytes = 0;
   private stream: 'stdout' | 'stderr' = 'stdout';
   private remaining = 0;
   private stopped = false;
@@ -31,14 +32,19 @@ export class FrameDemuxer {
     let offset = 0;
     while (offset < data.length && !this.stopped) {
       if (this.remaining === 0) {
-        const need = 8 - this.header.length;
-        this.header = Buffer.concat([this.header, data.subarray(offset, offset + need)]);
-        offset += Math.min(need, data.length - offset);
-        if (this.header.length < 8) return;
+        const copied = data.copy(
+          this.header,
+          this.headerBytes,
+          offset,
+          offset + 8 - this.headerBytes,
+        );
+        this.headerBytes += copied;
+        offset += copied;
+        if (this.headerBytes < 8) return;
         // Type 1 is stdout, 2 stderr; 0 (stdin) never occurs without a TTY.
         this.stream = this.header[0] === 2 ? 'stderr' : 'stdout';
         this.remaining = this.header.readUInt32BE(4);
-        this.header = Buffer.alloc(0);
+        this.headerBytes = 0;
         continue;
       }
       const take = Math.min(this.remaining, data.length - offset);

@@ -26,6 +26,7 @@ export class OutputCollector {
 
   constructor({
     marker,
+    proof,
     maxBytes,
     maxArtifactBytes,
     onOutput,
@@ -34,6 +35,8 @@ export class OutputCollector {
   }: {
     /** The run's record prefix (see `markerPrefix`). */
     marker: Buffer;
+    /** The done marker's prefix, known only to the supervisor (see `markerPrefix`). */
+    proof: Buffer;
     /** Cap per stream on the code's own output, in bytes. */
     maxBytes: number;
     /** Cap on the bytes of all returned images and files. */
@@ -48,6 +51,7 @@ export class OutputCollector {
     const stream = (name: StreamName) =>
       new RecordStream({
         prefix: marker,
+        proof,
         maxBytes,
         ...(onOutput ? { onText: (text: string) => onOutput({ stream: name, text }) } : {}),
         onArtifactBytes: bytes => {
@@ -106,7 +110,7 @@ export class OutputCollector {
       else notes.push(artifact.note);
     }
     // A cut can split a UTF-8 character: the decoder replaces the fragment with U+FFFD.
-    const text = (stream: RecordStream) => Buffer.concat(stream.userChunks).toString('utf8');
+    const text = (stream: RecordStream) => stream.user.bytes().toString('utf8');
     return {
       stdout: text(stdout),
       stderr: text(stderr),

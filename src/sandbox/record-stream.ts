@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { type ArtifactMeta, parseArtifactMeta } from './artifacts.ts';
+import { ByteBuffer } from './byte-buffer.ts';
 
 type Mode = 'user' | 'header' | 'body' | 'between' | 'done';
 
@@ -9,16 +10,23 @@ const MAX_NOTE_CHARS = 500;
 
 /**
  * One output stream of a run: the code's own bytes (capped at `maxBytes`, streamed as text),
- * then, behind the run's secret prefix, the bootstrap's records: `file {json}\n<bytes>`,
- * `note "text"\n`, and the done marker `<status>\n`. A tail that could be the start of the
- * prefix is held back until the next bytes tell.
+ * then, behind the run's record prefix, the bootstrap's records (`file {json}\n<bytes>`,
+ * `note "text"\n`), and last the done marker `<status>\n` behind the proof prefix, written
+ * by the supervisor process once the code's process is gone. A tail that could be the start
+ * of either prefix is held back until the next bytes tell.
  *
  * Records that do not parse (a daemon thread printing while they are written) end record
  * parsing: what follows is treated as the code's output again, with a note.
+ *
+ * The code's bytes go into one buffer that grows by doubling up to the cap, and each
+ * artifact into one buffer of its announced size: never one object per Docker frame.
+ *
+ * The record prefix is in the code's process, so code that digs it out can add records of
+ * its own (capped like real ones; they are its own output anyway); the proof prefix never is.
  */
 export class RecordStream {
-  readonly userChunks: Buffer[] = [];
-  userBytes = 0;
+  /** The code's own bytes, up to the cap. */
+  readonly user: ByteBuffer;
   exitStatus: number | undefined;
   readonly artifacts: Array<{ meta: ArtifactMeta; data: Buffer }> = [];
   readonly notes: string[] = [];
@@ -26,23 +34,33 @@ export class RecordStream {
   private pending: Buffer = Buffer.alloc(0);
   private header: Buffer[] = [];
   private headerBytes = 0;
-  private body: Buffer[] = [];
+  private body: Buffer = Buffer.alloc(0);
+  private bodyBytes = 0;
   private remaining = 0;
   private meta: ArtifactMeta | undefined;
   private readonly decoder = new StringDecoder('utf8');
   private readonly prefix: Buffer;
-  private readonly maxBytes: number;
+  private readonly proof: Buffer;
+  /** Which prefix the record being read started with. */
+  private kind: 'record' | 'proof' = 'record';
   private readonly onText: ((text: string) => void) | undefined;
   private readonly onArtifactBytes: (bytes: number) => boolean;
 
   constructor({
     prefix,
+    proof,
     maxBytes,
     onText,
     onArtifactBytes,
   }: {
-    /** The run's record prefix (see `markerPrefix`). */
+    /** The run's record prefix (see `markerPrefix`), known to the code's process. */
     prefix: Buffer;
+    /**
+     * The prefix of the done marker, known only to the supervisor process (see
+     * `SUPERVISOR_SOURCE`), which writes it with the code's real exit status once the code's
+     * process and everything it started are gone.
+     */
+    proof: Buffer;
     /** Cap on the code's own bytes; `push` returns false past it. */
     maxBytes: number;
     /** Receives the code's output as text. */
@@ -51,7 +69,8 @@ export class RecordStream {
     onArtifactBytes: (bytes: number) => boolean;
   }) {
     this.prefix = prefix;
-    this.maxBytes = maxBytes;
+    this.proof = proof;
+    this.user = new ByteBuffer({ maxBytes });
     this.onText = onText;
     this.onArtifactBytes = onArtifactBytes;
   }
@@ -72,13 +91,16 @@ export class RecordStream {
         case 'user': {
           const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
           data = Buffer.alloc(0);
-          const found = buffer.indexOf(this.prefix);
+          const record = buffer.indexOf(this.prefix);
+          const proof = buffer.indexOf(this.proof);
+          const found = record >= 0 && (proof < 0 || record < proof) ? record : proof;
           const cut = found >= 0 ? found : buffer.length - this.partialPrefix(buffer);
-          if (!this.user(buffer.subarray(0, cut))) return false;
+          if (!this.keep(buffer.subarray(0, cut))) return false;
           if (found >= 0) {
             this.pending = Buffer.alloc(0);
             this.mode = 'header';
-            data = buffer.subarray(found + this.prefix.length);
+            this.kind = found === proof ? 'proof' : 'record';
+            data = buffer.subarray(found + (found === proof ? this.proof : this.prefix).length);
           } else {
             this.pending = Buffer.from(buffer.subarray(cut));
           }
@@ -104,7 +126,8 @@ export class RecordStream {
         }
         case 'body': {
           const take = Math.min(this.remaining, data.length);
-          this.body.push(Buffer.from(data.subarray(0, take)));
+          this.body.set(data.subarray(0, take), this.bodyBytes);
+          this.bodyBytes += take;
           this.remaining -= take;
           data = data.subarray(take);
           if (this.remaining === 0) this.finishArtifact();
@@ -114,16 +137,25 @@ export class RecordStream {
           // The next record must start right away.
           const buffer = this.pending.length > 0 ? Buffer.concat([this.pending, data]) : data;
           data = Buffer.alloc(0);
-          const n = Math.min(buffer.length, this.prefix.length);
-          if (!buffer.subarray(0, n).equals(this.prefix.subarray(0, n))) {
+          const starts = (prefix: Buffer) => {
+            const n = Math.min(buffer.length, prefix.length);
+            return buffer.subarray(0, n).equals(prefix.subarray(0, n));
+          };
+          const next = starts(this.prefix)
+            ? this.prefix
+            : starts(this.proof)
+              ? this.proof
+              : undefined;
+          if (next === undefined) {
             this.pending = Buffer.alloc(0);
             data = this.abandon(buffer);
-          } else if (buffer.length < this.prefix.length) {
+          } else if (buffer.length < next.length) {
             this.pending = Buffer.from(buffer);
           } else {
             this.pending = Buffer.alloc(0);
             this.mode = 'header';
-            data = buffer.subarray(this.prefix.length);
+            this.kind = next === this.proof ? 'proof' : 'record';
+            data = buffer.subarray(next.length);
           }
           break;
         }
@@ -135,38 +167,40 @@ export class RecordStream {
   /** Passes on held-back bytes that turned out not to be a record (the run ended without one). */
   flush(): void {
     if (this.mode === 'user' && this.pending.length > 0) {
-      this.user(this.pending.subarray(0, Math.max(0, this.maxBytes - this.userBytes)));
+      this.keep(this.pending.subarray(0, Math.max(0, this.user.room)));
       this.pending = Buffer.alloc(0);
     }
     const rest = this.decoder.end();
     if (rest.length > 0) this.onText?.(rest);
   }
 
-  private user(bytes: Buffer): boolean {
+  private keep(bytes: Buffer): boolean {
     if (bytes.length === 0) return true;
-    const room = this.maxBytes - this.userBytes;
-    const kept = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
-    if (kept.length > 0) {
-      this.userChunks.push(Buffer.from(kept));
-      this.userBytes += kept.length;
-      const text = this.decoder.write(kept);
-      if (text.length > 0) this.onText?.(text);
+    const room = this.user.room;
+    const kept = this.user.append(bytes);
+    if (kept > 0 && this.onText !== undefined) {
+      const text = this.decoder.write(bytes.subarray(0, kept));
+      if (text.length > 0) this.onText(text);
     }
     return bytes.length <= room;
   }
 
-  /** Length of the longest tail of `buffer` that starts the prefix. */
+  /** Length of the longest tail of `buffer` that starts either prefix. */
   private partialPrefix(buffer: Buffer): number {
-    const from = Math.max(0, buffer.length - this.prefix.length + 1);
+    const longest = Math.max(this.prefix.length, this.proof.length);
+    const from = Math.max(0, buffer.length - longest + 1);
     for (let i = buffer.indexOf(0, from); i >= 0; i = buffer.indexOf(0, i + 1)) {
       const tail = buffer.subarray(i);
-      if (this.prefix.subarray(0, tail.length).equals(tail)) return tail.length;
+      for (const prefix of [this.prefix, this.proof]) {
+        if (prefix.subarray(0, tail.length).equals(tail)) return tail.length;
+      }
     }
     return 0;
   }
 
   private record(line: string): 'ok' | 'abandon' | 'over-limit' {
-    if (/^\d{1,3}$/.test(line)) {
+    if (this.kind === 'proof') {
+      if (!/^\d{1,3}$/.test(line)) return 'abandon';
       this.exitStatus = Number(line);
       this.mode = 'done';
       return 'ok';
@@ -188,15 +222,18 @@ export class RecordStream {
     if (!this.onArtifactBytes(meta.bytes)) return 'over-limit';
     this.meta = meta;
     this.remaining = meta.bytes;
-    this.body = [];
+    // Its size was checked against the artifact cap just above.
+    this.body = Buffer.allocUnsafe(meta.bytes);
+    this.bodyBytes = 0;
     if (meta.bytes === 0) this.finishArtifact();
     else this.mode = 'body';
     return 'ok';
   }
 
   private finishArtifact(): void {
-    this.artifacts.push({ meta: this.meta!, data: Buffer.concat(this.body) });
-    this.body = [];
+    this.artifacts.push({ meta: this.meta!, data: this.body });
+    this.body = Buffer.alloc(0);
+    this.bodyBytes = 0;
     this.meta = undefined;
     this.mode = 'between';
   }
@@ -210,7 +247,8 @@ export class RecordStream {
     }
     this.header = [];
     this.headerBytes = 0;
-    this.body = [];
+    this.body = Buffer.alloc(0);
+    this.bodyBytes = 0;
     this.mode = 'user';
     return rest;
   }

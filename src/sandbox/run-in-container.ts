@@ -1,27 +1,32 @@
 import { type ArtifactCaps, createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
-import { withDeadline } from '../util/with-deadline.ts';
 import { OutputCollector } from './output-collector.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
 
-type Ending =
-  | { kind: 'marker'; exitStatus: number }
-  | { kind: 'ended' }
-  | { kind: 'timeout' }
-  | { kind: 'output-limit' }
-  | { kind: 'abort'; reason: unknown };
+/** The output is complete: both done markers arrived, or the attach stream ended. */
+type OutputDone = { kind: 'marker'; exitStatus: number } | { kind: 'ended' };
+/** The run must be stopped by the host. */
+type Stop = { kind: 'timeout' } | { kind: 'output-limit' } | { kind: 'abort'; reason: unknown };
 
 /**
- * Runs `code` in a started container and removes the container afterwards (in the
- * background, through `cleanup`). Ends in one of these ways:
- * - the bootstrap's done markers arrive on both streams: the result is known without
- *   waiting ~70 ms for gVisor to tear down;
- * - the attach stream ends without markers: the container's real exit state decides
- *   (`OOMKilled` -> `oom`, a signal or gVisor's silent exit 2 -> `crashed`);
+ * Runs `code` in a started container and removes the container afterwards. Ends in one of
+ * these ways:
+ * - the supervisor's done markers arrive on both streams: they carry the code's real exit
+ *   status, written by a process the code cannot read or impersonate (see
+ *   `SUPERVISOR_SOURCE`) once the code's process and everything it started are gone, so the
+ *   result is known without waiting ~150 ms or more for gVisor to tear the sandbox down;
+ * - the attach stream ends without them (the supervisor was killed, the sandbox died): a
+ *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal or gVisor's silent
+ *   exit 2 -> `crashed`);
  * - the wall-clock limit, the output cap or an abort: the container is killed first
  *   (Docker's own wait timeout would not kill it), then the result is reported.
+ *
+ * The container is removed in the background; `onRemoval` gets the removal (it settles once
+ * the container is confirmed gone, or its removal failed and was reported), so the caller
+ * can hold the run's slot until then. An aborted run rejects only after its container is
+ * gone.
  */
 export async function runInContainer({
   sandboxContainer,
@@ -34,6 +39,7 @@ export async function runInContainer({
   cleanup,
   abortSignal,
   onOutput,
+  onRemoval,
 }: {
   /** A started container, already taken from the pool. */
   sandboxContainer: SandboxContainer;
@@ -51,19 +57,25 @@ export async function runInContainer({
   dockerTimeoutMs: number;
   /** Removes the container afterwards. */
   cleanup: CleanupTracker;
-  /** Aborting kills the run; the promise rejects with the reason. */
+  /** Aborting kills the run; the promise rejects with the reason once the container is gone. */
   abortSignal?: AbortSignal;
   /** Streaming output callback. */
   onOutput?: (chunk: SandboxOutputChunk) => void;
+  /** Gets the container's removal, which settles once it is gone (or could not be removed). */
+  onRemoval?: (removal: Promise<void>) => void;
 }): Promise<SandboxResult> {
   const { container, socket } = sandboxContainer;
   const startedAt = performance.now();
   const nonce = createNonce();
-  let settle: (ending: Ending) => void = () => {};
-  const ending = new Promise<Ending>(resolve => (settle = resolve));
+  const proof = createNonce();
+  let finish: (done: OutputDone) => void = () => {};
+  const outputDone = new Promise<OutputDone>(resolve => (finish = resolve));
+  let stop: (stop: Stop) => void = () => {};
+  const stopped = new Promise<Stop>(resolve => (stop = resolve));
   let callbackError: { error: unknown } | undefined;
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
+    proof: markerPrefix(proof),
     maxBytes: maxOutputBytes,
     maxArtifactBytes: caps.bytes,
     onOutput:
@@ -74,49 +86,72 @@ export async function runInContainer({
               onOutput(chunk);
             } catch (error) {
               callbackError ??= { error };
-              settle({ kind: 'abort', reason: error });
+              stop({ kind: 'abort', reason: error });
             }
           },
-    onLimit: () => settle({ kind: 'output-limit' }),
-    onMarkers: exitStatus => settle({ kind: 'marker', exitStatus }),
+    onLimit: () => stop({ kind: 'output-limit' }),
+    onMarkers: exitStatus => finish({ kind: 'marker', exitStatus }),
   });
-  const onEnd = () => settle({ kind: 'ended' });
-  const onAbort = () => settle({ kind: 'abort', reason: abortSignal?.reason });
-  const timer = setTimeout(() => settle({ kind: 'timeout' }), timeoutMs);
+  const waitController = new AbortController();
+  const onEnd = () => finish({ kind: 'ended' });
+  const onAbort = () => stop({ kind: 'abort', reason: abortSignal?.reason });
+  const timer = setTimeout(() => stop({ kind: 'timeout' }), timeoutMs);
   abortSignal?.addEventListener('abort', onAbort, { once: true });
+  let removal: Promise<void> | undefined;
+  const remove = (): Promise<void> => {
+    if (removal === undefined) {
+      socket.destroy();
+      removal = cleanup.remove(container);
+      onRemoval?.(removal);
+    }
+    return removal;
+  };
   try {
     sandboxContainer.take((stream, payload) => collector.push(stream, payload));
     socket.once('end', onEnd);
     socket.once('close', onEnd);
     if (abortSignal?.aborted) onAbort();
     socket.on('error', onEnd);
-    const input = encodeRunInput({ nonce, code, files, caps });
+    const input = encodeRunInput({ proof, nonce, code, files, caps });
     for (const chunk of input.slice(0, -1)) socket.write(chunk);
     socket.end(input.at(-1));
 
-    const first = await ending;
+    const done = await Promise.race([outputDone, stopped]);
+    // Without the supervisor's word, Docker's: the exit code once the container is down.
+    const ending =
+      done.kind === 'ended'
+        ? await Promise.race([
+            waitExit(container, waitController.signal).then(exitCode => ({
+              kind: 'exit' as const,
+              exitCode,
+            })),
+            stopped,
+          ])
+        : done;
     let exitCode: number | null = null;
     let status: SandboxStatus;
-    if (first.kind === 'marker') {
-      exitCode = first.exitStatus;
-      status = exitCode === 0 ? 'success' : 'error';
-    } else if (first.kind === 'ended') {
-      ({ exitCode, status } = await exitState({
+    if (ending.kind === 'marker') {
+      exitCode = ending.exitStatus;
+      status = exitCode === 0 ? 'success' : exitCode < 128 ? 'error' : 'crashed';
+    } else if (ending.kind === 'exit') {
+      exitCode = ending.exitCode;
+      status = await classify({
+        exitCode,
+        printed: () => {
+          const { stdout, stderr } = collector.result();
+          return stdout.length > 0 || stderr.length > 0;
+        },
         sandboxContainer,
-        timeoutMs,
-        startedAt,
         dockerTimeoutMs,
-      }));
-      if (status === 'crashed' && exitCode === 2) {
-        // gVisor ends the whole sandbox on a fork bomb: exit 2 and nothing printed.
-        const { stdout, stderr } = collector.result();
-        if (stdout.length > 0 || stderr.length > 0) status = 'error';
-      }
+      });
+    } else if (ending.kind === 'abort') {
+      // Force-removal kills it; the caller hears back once it is gone.
+      await remove();
+      throw callbackError?.error ?? ending.reason;
     } else {
       socket.destroy();
       await kill(sandboxContainer, dockerTimeoutMs);
-      if (first.kind === 'abort') throw callbackError?.error ?? first.reason;
-      status = first.kind;
+      status = ending.kind;
     }
     collector.flush();
     const output = collector.result();
@@ -124,49 +159,45 @@ export async function runInContainer({
   } finally {
     clearTimeout(timer);
     abortSignal?.removeEventListener('abort', onAbort);
-    socket.destroy();
-    cleanup.remove(container);
+    waitController.abort();
+    void remove();
   }
 }
 
-/** After the output ended without markers: waits for the exit (killing at the deadline) and reads OOMKilled. */
-async function exitState({
+/** The container's exit code, once it has exited. */
+async function waitExit(container: SandboxContainer['container'], abortSignal: AbortSignal) {
+  const { StatusCode } = (await container.wait({ abortSignal })) as { StatusCode: number };
+  return StatusCode;
+}
+
+/**
+ * The status for a container exit code (no supervisor marker). 0 is `success`; anything
+ * else is looked up: `OOMKilled` -> `oom`, 2 or a signal -> `crashed` (gVisor ends the whole
+ * sandbox with exit 2 and no output on a fork bomb; with output it is the code's own exit 2),
+ * else `error`.
+ */
+async function classify({
+  exitCode,
+  printed,
   sandboxContainer,
-  timeoutMs,
-  startedAt,
   dockerTimeoutMs,
 }: {
+  exitCode: number;
+  printed: () => boolean;
   sandboxContainer: SandboxContainer;
-  timeoutMs: number;
-  startedAt: number;
   dockerTimeoutMs: number;
-}): Promise<{ exitCode: number | null; status: SandboxStatus }> {
+}): Promise<SandboxStatus> {
+  if (exitCode === 0) return 'success';
   const { container } = sandboxContainer;
-  const remainingMs = Math.max(1, timeoutMs - (performance.now() - startedAt));
-  const timedOut = new Error('run deadline');
-  let first: { StatusCode: number };
-  try {
-    // The stream can end while the process lives on (it closed stdout and stderr).
-    first = await withDeadline({
-      timeoutMs: remainingMs,
-      run: abortSignal => container.wait({ abortSignal }) as Promise<{ StatusCode: number }>,
-      timeoutError: () => timedOut,
-    });
-  } catch (error) {
-    if (error !== timedOut) throw error;
-    await kill(sandboxContainer, dockerTimeoutMs);
-    return { exitCode: null, status: 'timeout' };
-  }
-  const exitCode = first.StatusCode;
-  if (exitCode === 0) return { exitCode, status: 'success' };
   const info = await dockerCall({
     operation: 'container inspect',
     timeoutMs: dockerTimeoutMs,
     call: abortSignal => container.inspect({ abortSignal }),
   });
-  if (info.State.OOMKilled) return { exitCode, status: 'oom' };
-  if (exitCode === 2 || exitCode >= 128) return { exitCode, status: 'crashed' };
-  return { exitCode, status: 'error' };
+  if (info.State.OOMKilled) return 'oom';
+  if (exitCode === 2 && printed()) return 'error';
+  if (exitCode === 2 || exitCode >= 128) return 'crashed';
+  return 'error';
 }
 
 /** SIGKILLs the container and returns once Docker confirms; "not running" counts as done. */

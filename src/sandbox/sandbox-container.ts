@@ -5,6 +5,7 @@ import type { CleanupTracker } from './cleanup-tracker.ts';
 import { containerSpec, type ContainerLimits } from './container-spec.ts';
 import { createContainer } from './create-container.ts';
 import { dockerCall } from './docker-call.ts';
+import { ByteBuffer } from './byte-buffer.ts';
 import { FrameDemuxer } from './frame-demuxer.ts';
 
 /**
@@ -22,8 +23,11 @@ export class SandboxContainer {
   readonly expiresAt: number;
   /** Whether the bootstrap was asked to import modules before code arrives. */
   readonly preimported: boolean;
-  private readonly early: Array<{ stream: 'stdout' | 'stderr'; payload: Buffer }> = [];
-  private earlyBytes = 0;
+  /** Output before a run took the container (a start-up failure worth showing), capped. */
+  private readonly early = {
+    stdout: new ByteBuffer({ maxBytes: 32 * 1024, initialBytes: 0 }),
+    stderr: new ByteBuffer({ maxBytes: 32 * 1024, initialBytes: 0 }),
+  };
   /** Bytes of stderr not yet matched against the ready marker (it comes first). */
   private readyCheck = Buffer.alloc(0);
   private isReady = false;
@@ -76,10 +80,8 @@ export class SandboxContainer {
     }
     if (this.sink !== undefined) {
       this.sink(stream, payload);
-    } else if (this.earlyBytes < 64 * 1024) {
-      // Output before a run took the container: a start-up failure worth showing.
-      this.early.push({ stream, payload: Buffer.from(payload) });
-      this.earlyBytes += payload.length;
+    } else {
+      this.early[stream].append(payload);
     }
   }
 
@@ -163,7 +165,10 @@ export class SandboxContainer {
     this.used = true;
     this.sink = sink;
     (this.socket as Duplex & { ref?: () => void }).ref?.();
-    for (const { stream, payload } of this.early.splice(0)) sink(stream, payload);
+    for (const stream of ['stderr', 'stdout'] as const) {
+      const early = this.early[stream].bytes();
+      if (early.length > 0) sink(stream, Buffer.from(early));
+    }
   }
 
   /** Closes the socket and hands the container to `cleanup` for removal. */

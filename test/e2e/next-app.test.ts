@@ -76,6 +76,26 @@ describeE2E('next-app example in a browser', () => {
     });
   }, 120_000);
 
+  it('refuses an oversized body with 413 and an over-long message with 400', async () => {
+    const url = new URL('api/chat', app.ready[1]!);
+    const message = (text: string) =>
+      JSON.stringify({ messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text }] }] });
+    const huge = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: message('x'.repeat(20e6)),
+    });
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error).toContain('larger than 12 MiB');
+    const long = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: message('x'.repeat(20_001)),
+    });
+    expect(long.status).toBe(400);
+    expect((await long.json()).error).toContain('at most 20000');
+  });
+
   it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {
     const pid = app.child.pid!;
     // The warm pool refills after each run; wait until it holds a container to clean up.

@@ -102,6 +102,54 @@ describe('with a model', () => {
     expect((await response.json()).error).toContain('UIMessage');
   });
 
+  it('refuses a 20 MB body with 413 before reading it all', async () => {
+    const app = createApp({ toolbox, model: model() });
+    const huge = JSON.stringify({
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(20e6) }] }],
+    });
+    const declared = await app.request('/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(huge.length) },
+      body: huge,
+    });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error).toContain('larger than 12 MiB');
+    // Without Content-Length (chunked), it is cut while streaming in.
+    const streamed = await app.request('/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Blob([huge]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+  });
+
+  it('refuses a message over the length cap with 400 naming the limit', async () => {
+    const app = createApp({ toolbox, model: model() });
+    const response = await app.request('/api/chat', chatRequest('x'.repeat(20_001)));
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatch(
+      /Message 1 is too long: 20001 characters \(at most 20000\)/,
+    );
+  });
+
+  it('echoes at most 200 characters of the query in the selection part', async () => {
+    fake.setScript([{ text: 'ok' }]);
+    const app = createApp({ toolbox, model: model() });
+    const question = `weather in Oslo ${'please '.repeat(2000)}`;
+    const chunks = await readUIChunks(await app.request('/api/chat', chatRequest(question)));
+    const [selection] = dataParts<{ query: string }>(chunks, 'data-tool-selection');
+    expect(selection!.query.length).toBeLessThanOrEqual(200);
+    expect(selection!.query.startsWith('weather in Oslo')).toBe(true);
+  });
+
+  it('GET /api/tools/search refuses a query over 500 characters', async () => {
+    const app = createApp({ toolbox, model: model() });
+    const response = await app.request(`/api/tools/search?q=${'weather+'.repeat(100)}`);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toContain('at most 500');
+  });
+
   it('streams the model server error as a clear message', async () => {
     fake.setScript([{ error: { status: 401, message: 'Incorrect API key provided.' } }]);
     const app = createApp({ toolbox, model: model() });

@@ -1,8 +1,9 @@
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
-import { pythonTool } from '../../src/python/python-tool.ts';
-import { DockerSandbox } from '../../src/sandbox/index.ts';
+import Docker from 'dockerode';
+import { UNAVAILABLE_MESSAGE, pythonTool } from '../../src/python/python-tool.ts';
+import { DockerSandbox, SandboxUnavailableError } from '../../src/sandbox/index.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
 import {
   SANDBOX_IMAGE,
@@ -132,5 +133,35 @@ describeSandbox('python tool on the real sandbox', () => {
       attempts: 2,
       stdout: '4.0\n',
     });
+  });
+
+  it('an engine that is not there: the model reads a host-free line, the app the typed error', async () => {
+    const missing = new DockerSandbox({
+      docker: new Docker({ socketPath: '/tmp/ai-toolbelt-no-such-docker.sock' }),
+      image: SANDBOX_IMAGE,
+      warmPoolSize: 0,
+    });
+    const causes: unknown[] = [];
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(1)' } }] },
+      { text: 'down' },
+    ]);
+    try {
+      await generateText({
+        model,
+        tools: {
+          python: pythonTool({ sandbox: missing, onError: ({ cause }) => void causes.push(cause) }),
+        },
+        prompt: 'run it',
+        stopWhen: stepCountIs(3),
+      });
+    } finally {
+      await missing.close().catch(() => {});
+    }
+    const [text] = errorTexts(model);
+    expect(text).toBe(UNAVAILABLE_MESSAGE);
+    expect(text).not.toMatch(/docker|\/tmp|\.sock|sudo|scripts\//i);
+    expect(SandboxUnavailableError.isInstance(causes[0])).toBe(true);
+    expect((causes[0] as Error).message).toContain('/tmp/ai-toolbelt-no-such-docker.sock');
   });
 });

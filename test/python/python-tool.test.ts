@@ -9,7 +9,14 @@ import {
 } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
-import { pythonTool } from '../../src/python/python-tool.ts';
+import { DockerTimeoutError } from '../../src/errors/docker-timeout-error.ts';
+import { SandboxBusyError } from '../../src/errors/sandbox-busy-error.ts';
+import { SandboxCleanupError } from '../../src/errors/sandbox-cleanup-error.ts';
+import { SandboxUnavailableError } from '../../src/errors/sandbox-unavailable-error.ts';
+import type { PythonSandbox } from '../../src/python/python-sandbox.ts';
+import type { PythonAttemptEvent } from '../../src/python/python-tool-output.ts';
+import { BUSY_MESSAGE, UNAVAILABLE_MESSAGE, pythonTool } from '../../src/python/python-tool.ts';
+import type { FailedRun } from '../../src/repair/repair-policy.ts';
 import { repairTimeline } from '../../src/python/repair-timeline.ts';
 import { fakeSandbox, traceback } from '../helpers/fake-sandbox.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
@@ -341,5 +348,98 @@ describe('streaming attempts to the UI', () => {
       state: 'output-available',
       output: { state: 'success' },
     });
+  });
+});
+
+describe('python tool, when the sandbox itself fails', () => {
+  const hostly = new SandboxUnavailableError({
+    reason: 'docker-unreachable',
+    engine: 'unix:///var/run/docker.sock',
+    message:
+      'The Docker engine unix:///var/run/docker.sock is not answering: connect ENOENT /var/run/docker.sock. Start it (sudo bash scripts/setup-sandbox.sh) and check `docker info`; remove leftovers with `docker rm -f`.',
+  });
+  const throwing = (error: unknown): PythonSandbox => ({
+    execute: async () => {
+      throw error;
+    },
+  });
+
+  for (const [name, error, expected] of [
+    ['SandboxUnavailableError', hostly, UNAVAILABLE_MESSAGE],
+    [
+      'DockerTimeoutError',
+      new DockerTimeoutError({ operation: 'container start', timeoutMs: 15_000 }),
+      UNAVAILABLE_MESSAGE,
+    ],
+    [
+      'SandboxCleanupError',
+      new SandboxCleanupError({ containerIds: ['c0ffee'], causes: [hostly] }),
+      UNAVAILABLE_MESSAGE,
+    ],
+    ['SandboxBusyError', new SandboxBusyError({ resource: 'runs', limit: 64 }), BUSY_MESSAGE],
+    [
+      'a raw dockerode error',
+      Object.assign(new Error('(HTTP code 500) server error - runsc: /var/lib/docker/...'), {
+        statusCode: 500,
+      }),
+      UNAVAILABLE_MESSAGE,
+    ],
+  ] as const) {
+    it(`${name}: the model reads a short host-free line, the app gets the typed error`, async () => {
+      const failures: FailedRun[] = [];
+      const attempts: PythonAttemptEvent[] = [];
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'python', input: { code: 'print(1)' } }] },
+        { text: 'The sandbox is down.' },
+      ]);
+      await generateText({
+        model,
+        tools: {
+          python: pythonTool({
+            sandbox: throwing(error),
+            onError: failure => void failures.push(failure),
+            onAttempt: event => attempts.push(event),
+          }),
+        },
+        prompt: 'run it',
+        stopWhen: stepCountIs(3),
+      });
+      const [text] = errorTexts(model);
+      expect(text).toBe(expected);
+      expect(text).not.toMatch(/docker|\/var\/|\/tmp|scripts\/|sudo|unix:|HTTP|runsc|c0ffee/i);
+      expect(repairDecisions(model)).toEqual(['halt:not-repairable']);
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toMatchObject({ status: 'unavailable', attempt: 1, code: 'print(1)' });
+      expect(failures[0]!.cause).toBe(error);
+      expect(attempts.at(-1)).toMatchObject({
+        state: 'failed',
+        status: 'unavailable',
+        error: expected,
+      });
+      expect(JSON.stringify(attempts)).not.toMatch(/docker|\/var\//i);
+    });
+  }
+
+  it('without an onError hook, reports the typed error as a process warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'python', input: { code: 'print(1)' } }] },
+        { text: 'down' },
+      ]);
+      await generateText({
+        model,
+        tools: { python: pythonTool({ sandbox: throwing(hostly) }) },
+        prompt: 'run it',
+        stopWhen: stepCountIs(3),
+      });
+      await expect.poll(() => warnings.length).toBe(1);
+      expect(warnings[0]!.name).toBe('AiToolbeltSandboxFailure');
+      expect(warnings[0]!.message).toContain('unix:///var/run/docker.sock');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

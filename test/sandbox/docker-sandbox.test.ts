@@ -86,12 +86,12 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
     });
   });
 
-  it('gives the code an empty stdin and runs it in /tmp as uid 1000 without capabilities', async () => {
+  it('gives the code an empty stdin and runs it in /tmp as nobody (65534) without capabilities', async () => {
     const result = await sandbox.execute(
       'import os, sys\nprint(repr(sys.stdin.read()), os.getuid(), os.getgid(), os.getcwd())\n' +
         'print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])',
     );
-    expect(result.stdout).toBe("'' 1000 1000 /tmp\n0000000000000000\n");
+    expect(result.stdout).toBe("'' 65534 65534 /tmp\n0000000000000000\n");
   });
 
   it('streams output through onOutput while the code runs', async () => {
@@ -122,12 +122,24 @@ describeSandbox('DockerSandbox under gVisor: results', () => {
 
   // The kill at the timeout is checked with the hostile-code suite (hostile-code-suite.ts).
 
-  it('rejects with the abort reason and kills the run when aborted', async () => {
+  it('rejects with the abort reason once the run is killed and its container gone', async () => {
     const controller = new AbortController();
-    const running = sandbox.execute('import time\nprint("go", flush=True)\ntime.sleep(60)', {
-      abortSignal: controller.signal,
-      onOutput: () => controller.abort(new Error('user stopped it')),
-    });
+    let host = '';
+    const running = sandbox.execute(
+      'import socket, time\nprint(socket.gethostname(), flush=True)\ntime.sleep(60)',
+      {
+        abortSignal: controller.signal,
+        onOutput: ({ text }) => {
+          host += text;
+          if (host.includes('\n')) controller.abort(new Error('user stopped it'));
+        },
+      },
+    );
     await expect(running).rejects.toThrow('user stopped it');
+    // Before any close(): the abort settles only once the container is removed.
+    expect(host.trim()).toMatch(/^[0-9a-f]{12}$/);
+    await expect(docker.getContainer(host.trim()).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
   });
 });

@@ -5,6 +5,7 @@ import { OutputCollector } from '../../src/sandbox/output-collector.ts';
 import type { SandboxOutputChunk } from '../../src/sandbox/types.ts';
 
 const nonce = '0123456789abcdef0123456789abcdef';
+const proofToken = 'fedcba9876543210fedcba9876543210';
 
 /** One Docker multiplexed frame. */
 function frame(stream: 1 | 2, text: string | Buffer): Buffer {
@@ -22,6 +23,7 @@ function collect({
   const events = { chunks: [] as SandboxOutputChunk[], limit: 0, markers: [] as number[] };
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
+    proof: markerPrefix(proofToken),
     maxBytes,
     maxArtifactBytes,
     onOutput: chunk => events.chunks.push(chunk),
@@ -34,7 +36,8 @@ function collect({
 }
 
 const prefix = `\0ai-toolbelt:${nonce}:`;
-const mark = (status: number) => `${prefix}${status}\n`;
+/** The supervisor's done marker. */
+const mark = (status: number) => `\0ai-toolbelt:${proofToken}:${status}\n`;
 
 /** The smallest byte string `pngSize` accepts as a PNG of this size. */
 function fakePng(width: number, height: number): Buffer {
@@ -175,5 +178,20 @@ describe('OutputCollector (caps, records, done markers)', () => {
     expect(result.truncated).toBe(true);
     expect(result.stdout).toBe('x'.repeat(100));
     expect(result.stderr).toBe('');
+  });
+});
+
+describe('OutputCollector: only the supervisor ends a run', () => {
+  it('treats a done marker behind the record nonce (which the code can know) as a broken record', () => {
+    const { collector, events, out, err } = collect();
+    out(`before\n${prefix}0\nafter\n`);
+    err(`${prefix}0\n`);
+    expect(events.markers).toEqual([]);
+    out(mark(1));
+    err(mark(1));
+    expect(events.markers).toEqual([1]);
+    const result = collector.result();
+    expect(result.stdout).toBe('before\nafter\n');
+    expect(result.notes[0]).toContain('some images or files were lost');
   });
 });

@@ -56,7 +56,13 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
       command: 'echo "$GREETING from $(pwd) as $(id -u)"; echo oops >&2; exit 3',
       env: { GREETING: 'hello' },
     });
-    expect(result).toEqual({ exitCode: 3, stdout: 'hello from /tmp as 1000\n', stderr: 'oops\n' });
+    expect(result).toEqual({
+      exitCode: 3,
+      stdout: 'hello from /tmp as 65534\n',
+      stderr: 'oops\n',
+      truncated: false,
+      status: 'exited',
+    });
   });
 
   it('keeps files for the session, relative to /tmp, and reads line ranges', async () => {
@@ -106,7 +112,7 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
     await writer.write(new TextEncoder().encode('shout\n'));
     await writer.close();
     expect(await text(child.stdout)).toBe('SHOUT\n');
-    expect(await child.wait()).toEqual({ exitCode: 0 });
+    expect(await child.wait()).toEqual({ exitCode: 0, status: 'exited' });
   });
 
   it('kills a spawned process tree, even right after spawning it', async () => {
@@ -162,6 +168,49 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
     });
     const toolResult = result.steps[0]!.content.find(part => part.type === 'tool-result');
     expect(toolResult).toMatchObject({ output: '42\n' });
+  });
+
+  it('caps `yes` at the output limit, kills it, and keeps host memory bounded', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    const result = await session.run({ command: 'yes' });
+    expect(result.status).toBe('output-limit');
+    expect(result.truncated).toBe(true);
+    expect(result.stdout.length).toBe(1024 * 1024);
+    expect(result.stdout.startsWith('y\ny\n')).toBe(true);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+    // The killed tree is gone: nothing named yes is left in the session.
+    const { stdout } = await session.run({
+      command: 'for p in /proc/[0-9]*; do cat $p/comm; done',
+    });
+    expect(stdout.split('\n')).not.toContain('yes');
+  }, 60_000);
+
+  it('caps a spawned process the same way', async () => {
+    const child = await session.spawn({ command: 'yes' });
+    let bytes = 0;
+    for await (const chunk of child.stdout) bytes += chunk.length;
+    expect(bytes).toBe(1024 * 1024);
+    expect(await child.wait()).toMatchObject({ status: 'output-limit' });
+  }, 60_000);
+
+  it('reads only regular files, within maxFileBytes', async () => {
+    const device = await failure(session.readBinaryFile({ path: '/dev/zero' }));
+    expect(SandboxFileError.isInstance(device)).toBe(true);
+    expect(device!.message).toContain('not a regular file');
+    await session.run({ command: 'mkfifo pipe' });
+    const fifo = await failure(session.readTextFile({ path: 'pipe' }));
+    expect(fifo!.message).toContain('not a regular file');
+    const small = await sandbox.createSession({ maxFileBytes: 1000 });
+    try {
+      await small.writeTextFile({ path: 'big.txt', content: 'x'.repeat(1001) });
+      const big = await failure(small.readTextFile({ path: 'big.txt' }));
+      expect(SandboxFileError.isInstance(big)).toBe(true);
+      expect(big!.message).toContain('larger than the 1000-byte limit');
+      await small.writeTextFile({ path: 'ok.txt', content: 'x'.repeat(1000) });
+      expect(await small.readTextFile({ path: 'ok.txt' })).toHaveLength(1000);
+    } finally {
+      await small.close();
+    }
   });
 
   it('refuses use after close', async () => {

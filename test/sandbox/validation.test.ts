@@ -55,6 +55,17 @@ describe('DockerSandbox input validation', () => {
   it('rejects out-of-range options at construction', () => {
     expect(() => new DockerSandbox({ pidsLimit: 32, preimport: [] })).toThrow(/pidsLimit/);
     expect(() => new DockerSandbox({ warmPoolSize: -1, preimport: [] })).toThrow(/warmPoolSize/);
+    expect(() => new DockerSandbox({ maxQueued: -1, preimport: [] })).toThrow(/maxQueued/);
+    expect(() => new DockerSandbox({ maxSessions: Number.NaN, preimport: [] })).toThrow(
+      /maxSessions/,
+    );
+  });
+
+  it('rejects out-of-range session caps before touching Docker', async () => {
+    const sandbox = new DockerSandbox({ docker: unreachable });
+    const error = await sandbox.createSession({ maxFileBytes: 0 }).catch(e => e);
+    expect(InvalidArgumentError.isInstance(error)).toBe(true);
+    expect(error.argument).toBe('maxFileBytes');
   });
 
   it('rejects runs after close()', async () => {

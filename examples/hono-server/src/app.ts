@@ -3,10 +3,12 @@ import { type ToolSet, type UIMessage, validateUIMessages } from 'ai';
 import type { PythonSandbox, ToolIndex } from 'ai-toolbelt';
 import type { McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { type ChatModel, chatResponse } from './chat-stream.ts';
 import type { ElicitationBroker } from './elicitation-broker.ts';
 import { type SignInToolbox, mcpRoutes, userIdOf } from './mcp-routes.ts';
 import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
+import { LIMITS, checkMessageLimits } from './request-limits.ts';
 
 /** Options of {@link createApp}. */
 export type ChatAppOptions = {
@@ -105,6 +107,12 @@ export function createApp({
     const query = c.req.query('q')?.trim() ?? '';
     if (query === '')
       return c.json({ error: 'Add a query: /api/tools/search?q=weather+in+Oslo' }, 400);
+    if (query.length > LIMITS.searchChars) {
+      return c.json(
+        { error: `The query is ${query.length} characters; at most ${LIMITS.searchChars}.` },
+        400,
+      );
+    }
     const k = Number(c.req.query('k') ?? topK);
     if (!Number.isInteger(k) || k < 1 || k > 100)
       return c.json({ error: 'k must be a whole number from 1 to 100' }, 400);
@@ -121,7 +129,19 @@ export function createApp({
     });
   });
 
-  app.post('/api/chat', async c => {
+  // Checked while the body streams in (and from Content-Length first): a 20 MB message is
+  // refused before it is read, not parsed and then refused.
+  const chatBodyLimit = bodyLimit({
+    maxSize: LIMITS.bodyBytes,
+    onError: c =>
+      c.json(
+        {
+          error: `The request is larger than ${LIMITS.bodyBytes / (1024 * 1024)} MiB; attach smaller files (at most ${LIMITS.attachmentBytes / (1024 * 1024)} MiB in all).`,
+        },
+        413,
+      ),
+  });
+  app.post('/api/chat', chatBodyLimit, async c => {
     if (!model) return c.json({ error: MISSING_MODEL_MESSAGE }, 503);
     const body = await c.req.json<{ messages?: unknown }>().catch(() => undefined);
     let messages: UIMessage[];
@@ -135,6 +155,8 @@ export function createApp({
         400,
       );
     }
+    const tooBig = checkMessageLimits(messages);
+    if (tooBig !== undefined) return c.json({ error: tooBig }, 400);
     // Each browser's own toolbox: shared servers plus the ones it signed in to.
     const userId = userIdOf(c);
     const mine = forUser ? await forUser({ userId, abortSignal: c.req.raw.signal }) : toolbox;

@@ -23,6 +23,7 @@ import {
 import type { McpServerStatus } from 'ai-toolbelt/mcp';
 import type { ElicitationBroker } from './elicitation-broker.ts';
 import { writeMcpParts } from './mcp-chat-parts.ts';
+import { LIMITS, clip } from './request-limits.ts';
 
 /** A model object, as `wrapLanguageModel` needs (not a gateway id string). */
 export type ChatModel = Exclude<LanguageModel, string>;
@@ -115,11 +116,18 @@ export async function chatResponse({
           writer.write({
             type: 'data-tool-selection',
             id: `tool-selection-${++step}`,
-            data: { step, query, selected, dropped, ms, retrieval } satisfies ToolSelectionData,
+            data: {
+              ...{ step, selected, dropped, ms, retrieval },
+              // The query is the user's own text: echo enough to recognise it, not all of it.
+              query: clip(query, LIMITS.echoChars),
+            } satisfies ToolSelectionData,
           }),
       });
       // Attached files go to python; the model reads where they are instead of their bytes.
-      const { messages: forModel, files } = await pythonAttachments({ messages });
+      const { messages: forModel, files } = await pythonAttachments({
+        messages,
+        maxBytes: LIMITS.attachmentBytes,
+      });
       const python = sandbox
         ? pythonTool({ sandbox, files, onAttempt: repairTimeline(writer) })
         : undefined;

@@ -15,16 +15,18 @@ import { dockerCall } from '../docker-call.ts';
 import type { EngineLink } from '../engine-types.ts';
 import { watchContainerExit } from './container-exit.ts';
 import { startExec } from './exec-process.ts';
+import type { SessionRunResult } from './session-options.ts';
 import { fileOperation } from './file-helper.ts';
 
 const BASE_DIRECTORY = '/tmp';
 
 type SpawnOptions = Parameters<SandboxSession['spawn']>[0];
+
 type WritableSandboxProcess = SandboxProcess & { readonly stdin: WritableStream<Uint8Array> };
 
 /**
  * The AI SDK's `Experimental_SandboxSession` on one long-lived container with the same
- * hardening as `DockerSandbox` (gVisor, no network, read-only root, uid 1000, no
+ * hardening as `DockerSandbox` (gVisor, no network, read-only root, uid 65534, no
  * capabilities, memory/CPU/pids limits). Commands run with `sh -c` through `docker exec`;
  * files live in /tmp (the base directory, a noexec tmpfs) for the session's life. Pass it
  * as `experimental_sandbox`; close it when the conversation ends. Create it with
@@ -42,6 +44,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
   /** The session's own tracker, so close() reports this container's removal only. */
   private readonly cleanup: CleanupTracker;
   private readonly dockerTimeoutMs: number;
+  private readonly maxOutputBytes: number;
+  private readonly maxFileBytes: number;
   private readonly engine: EngineLink | undefined;
   private closed = false;
   private readonly onClose: (() => void) | undefined;
@@ -55,10 +59,14 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     limits,
     engine,
     onClose,
+    maxOutputBytes,
+    maxFileBytes,
   }: {
     container: Docker.Container;
     cleanup: CleanupTracker;
     dockerTimeoutMs: number;
+    maxOutputBytes: number;
+    maxFileBytes: number;
     limits: ContainerLimits;
     engine: EngineLink | undefined;
     onClose: (() => void) | undefined;
@@ -67,6 +75,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     this.container = container;
     this.cleanup = cleanup;
     this.dockerTimeoutMs = dockerTimeoutMs;
+    this.maxOutputBytes = maxOutputBytes;
+    this.maxFileBytes = maxFileBytes;
     this.engine = engine;
     this.containerExit = watchContainerExit({ container, engine, closed: () => this.closed });
     this.description =
@@ -87,6 +97,8 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     cleanup,
     engine,
     onClose,
+    maxOutputBytes = 1024 * 1024,
+    maxFileBytes = 32 * 1024 * 1024,
   }: {
     /** Docker client. */
     docker: Docker;
@@ -104,6 +116,10 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     engine?: EngineLink;
     /** Told once when the session closes (its owner's bookkeeping). */
     onClose?: () => void;
+    /** Cap per output stream of each command; past it the command's tree is killed. */
+    maxOutputBytes?: number;
+    /** Largest file the read methods return (regular files only). */
+    maxFileBytes?: number;
   }): Promise<DockerSandboxSession> {
     const seconds = `${Math.ceil(ttlMs / 1000)}s`;
     const spec = containerSpec({
@@ -129,6 +145,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     }
     return new DockerSandboxSession({
       ...{ container, cleanup, dockerTimeoutMs, limits, engine, onClose },
+      ...{ maxOutputBytes, maxFileBytes },
     });
   }
 
@@ -164,6 +181,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+      maxBytes: this.maxFileBytes,
     }).catch((error: unknown) => {
       throw this.typed(error);
     });
@@ -189,6 +207,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       abortSignal,
       dockerTimeoutMs: this.dockerTimeoutMs,
       containerExit: this.containerExit,
+      maxOutputBytes: this.maxOutputBytes,
     }).catch((error: unknown) => {
       throw this.typed(error);
     });
@@ -204,8 +223,20 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     return handle.stdin ? { ...child, stdin: handle.stdin } : child;
   }) as unknown as SandboxSession['spawn'];
 
-  readonly run: SandboxSession['run'] = async options => {
-    const child = await this.spawn({ ...options, stdin: false });
+  /**
+   * Runs a command and collects its output. Besides the AI SDK's `exitCode`, `stdout` and
+   * `stderr`, the result says `status: 'output-limit'` (and `truncated: true`) when a stream
+   * passed `maxOutputBytes`: the output is cut there and the command's process tree killed.
+   */
+  readonly run = async (
+    options: Parameters<SandboxSession['run']>[0],
+  ): Promise<SessionRunResult> => {
+    const child = (await this.spawn({ ...options, stdin: false })) as Omit<
+      SandboxProcess,
+      'wait'
+    > & {
+      wait(): Promise<{ exitCode: number; status: 'exited' | 'output-limit' }>;
+    };
     const text = async (stream: ReadableStream<Uint8Array>) => {
       let out = '';
       const decoder = new TextDecoder();
@@ -213,8 +244,9 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
       return out + decoder.decode();
     };
     const [stdout, stderr] = await Promise.all([text(child.stdout), text(child.stderr)]);
-    const { exitCode } = await child.wait();
-    return { exitCode, stdout, stderr };
+    const { exitCode, status } = await child.wait();
+    const truncated = status === 'output-limit';
+    return { exitCode, stdout, stderr, truncated, status: truncated ? 'output-limit' : 'exited' };
   };
 
   readonly readFile: SandboxSession['readFile'] = async options => {

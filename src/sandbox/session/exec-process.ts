@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
+import { SANDBOX_USER } from '../container-spec.ts';
 import { dockerCall } from '../docker-call.ts';
 import { FrameDemuxer } from '../frame-demuxer.ts';
 
@@ -64,13 +65,15 @@ export type ExecHandle = {
   stdout: ReadableStream<Uint8Array>;
   stderr: ReadableStream<Uint8Array>;
   stdin: WritableStream<Uint8Array> | undefined;
-  wait(): Promise<{ exitCode: number }>;
+  /** `status` is `output-limit` when a stream passed `maxOutputBytes` and the tree was killed. */
+  wait(): Promise<{ exitCode: number; status: 'exited' | 'output-limit' }>;
   kill(): Promise<void>;
 };
 
 /**
  * Starts `command` (a shell command line) in a running container with `docker exec`, as
- * uid 1000. Output streams apply backpressure to the socket. `kill()` kills the command's
+ * uid 65534. Output streams apply backpressure to the socket; each carries at most
+ * `maxOutputBytes` (past it the stream ends there and the process tree is killed). `kill()` kills the command's
  * whole process tree; `abortSignal` does the same and makes `wait()` reject.
  *
  * @example
@@ -89,6 +92,7 @@ export async function startExec({
   abortSignal,
   dockerTimeoutMs,
   containerExit,
+  maxOutputBytes = Number.POSITIVE_INFINITY,
 }: {
   /** The session's running container. */
   container: Docker.Container;
@@ -111,6 +115,8 @@ export async function startExec({
    * closes the exec streams; this is what ends them.
    */
   containerExit: ContainerExitWatch;
+  /** Bytes per output stream; past it the stream is closed there and the tree killed. */
+  maxOutputBytes?: number;
 }): Promise<ExecHandle> {
   abortSignal?.throwIfAborted();
   const pidFile = `/tmp/.ai-toolbelt-pid-${Math.random().toString(36).slice(2)}`;
@@ -125,7 +131,7 @@ export async function startExec({
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
-        User: '1000:1000',
+        User: SANDBOX_USER,
         WorkingDir: workingDirectory,
         Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
         abortSignal: abortSignal_,
@@ -153,23 +159,41 @@ export async function startExec({
     );
   const stdout = makeStream('stdout');
   const stderr = makeStream('stderr');
+  const sent = { stdout: 0, stderr: 0 };
+  let overflowed = false;
   const demuxer = new FrameDemuxer({
     onPayload: (name, payload) => {
+      if (overflowed) return;
       const controller = controllers[name];
-      if (controller === undefined) return;
-      controller.enqueue(new Uint8Array(payload));
-      if ((controller.desiredSize ?? 1) <= 0) socket.pause();
+      const room = maxOutputBytes - sent[name];
+      const kept = payload.length > room ? payload.subarray(0, room) : payload;
+      sent[name] += kept.length;
+      if (controller !== undefined && kept.length > 0) controller.enqueue(new Uint8Array(kept));
+      if (kept.length < payload.length) {
+        // Over the cap: what was kept is delivered, the rest never leaves the socket.
+        overflowed = true;
+        demuxer.stop();
+        closeStreams();
+        void kill().catch(() => {});
+        socket.resume();
+        return;
+      }
+      if (controller !== undefined && (controller.desiredSize ?? 1) <= 0) socket.pause();
     },
   });
+  const closeStreams = () => {
+    for (const name of ['stdout', 'stderr'] as const) {
+      try {
+        controllers[name]?.close();
+      } catch {
+        // Already closed or errored by the consumer.
+      }
+      controllers[name] = undefined;
+    }
+  };
   const ended = new Promise<void>(resolve => {
     const finish = () => {
-      for (const controller of Object.values(controllers)) {
-        try {
-          controller?.close();
-        } catch {
-          // Already closed or errored by the consumer.
-        }
-      }
+      closeStreams();
       resolve();
     };
     socket.once('end', finish);
@@ -198,7 +222,7 @@ export async function startExec({
   const onAbort = () => void kill().catch(() => {});
   abortSignal?.addEventListener('abort', onAbort, { once: true });
 
-  const wait = async (): Promise<{ exitCode: number }> => {
+  const wait = async (): Promise<{ exitCode: number; status: 'exited' | 'output-limit' }> => {
     await ended;
     abortSignal?.removeEventListener('abort', onAbort);
     abortSignal?.throwIfAborted();
@@ -211,12 +235,13 @@ export async function startExec({
         timeoutMs: dockerTimeoutMs,
         call: () => exec.inspect(),
       });
-      if (!info.Running && info.ExitCode !== null) return { exitCode: info.ExitCode };
-      if (attempt > 100) return { exitCode: -1 };
+      const status = overflowed ? ('output-limit' as const) : ('exited' as const);
+      if (!info.Running && info.ExitCode !== null) return { exitCode: info.ExitCode, status };
+      if (attempt > 100) return { exitCode: -1, status };
       await new Promise(resolve => setTimeout(resolve, 10));
     }
   };
-  let waiting: Promise<{ exitCode: number }> | undefined;
+  let waiting: Promise<{ exitCode: number; status: 'exited' | 'output-limit' }> | undefined;
 
   const stdinStream = stdin
     ? new WritableStream<Uint8Array>({

@@ -5,16 +5,31 @@ import { startExec, type ContainerExitWatch } from './exec-process.ts';
 /**
  * File operations run inside the session's container by one small Python program, so
  * they obey the same user, read-only root and /tmp rules as the code. Exit 3 means "does
- * not exist", 4 "wrong kind" (a directory where a file is needed, or the reverse).
+ * not exist", 4 "wrong kind" (a directory where a file is needed, or the reverse), 5 "not a
+ * regular file" (a device such as /dev/zero, a FIFO, a socket: never read), 6 "larger than
+ * the limit" (argv[3]; checked before reading and while reading, for files that grow or
+ * lie about their size, as /proc files do).
  */
 const FILE_HELPER = `import json, os, shutil, stat, sys
 op, path = sys.argv[1], sys.argv[2]
 def kind(mode):
     return "file" if stat.S_ISREG(mode) else "directory" if stat.S_ISDIR(mode) else "other"
 if op == "read":
-    if not os.path.exists(path): sys.exit(3)
-    if os.path.isdir(path): sys.exit(4)
-    with open(path, "rb") as f: shutil.copyfileobj(f, sys.stdout.buffer)
+    limit = int(sys.argv[3])
+    try: fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError: sys.exit(3)
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode): sys.exit(4)
+    if not stat.S_ISREG(st.st_mode): sys.exit(5)
+    if st.st_size > limit: sys.exit(6)
+    os.set_blocking(fd, True)
+    total = 0
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk: break
+        total += len(chunk)
+        if total > limit: sys.exit(6)
+        sys.stdout.buffer.write(chunk)
 elif op == "write":
     if os.path.isdir(path): sys.exit(4)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -56,7 +71,7 @@ export async function fileOperation({
   abortSignal,
   dockerTimeoutMs,
   containerExit,
-  maxBytes = 256 * 1024 * 1024,
+  maxBytes = 32 * 1024 * 1024,
 }: {
   /** The session's running container. */
   container: Docker.Container;
@@ -72,12 +87,12 @@ export async function fileOperation({
   dockerTimeoutMs: number;
   /** Tells when the container stops (see `startExec`). */
   containerExit: ContainerExitWatch;
-  /** Largest result accepted. */
+  /** Largest file read (and largest result accepted). */
   maxBytes?: number;
 }): Promise<Buffer | null> {
   const handle = await startExec({
     container,
-    argv: ['python3', '-c', FILE_HELPER, operation, path],
+    argv: ['python3', '-c', FILE_HELPER, operation, path, String(maxBytes)],
     workingDirectory: '/tmp',
     stdin: input !== undefined,
     abortSignal,
@@ -85,10 +100,16 @@ export async function fileOperation({
     containerExit,
   });
   const writing = input !== undefined && handle.stdin ? input.pipeTo(handle.stdin) : undefined;
+  // The helper stops at the limit itself; the host cap is the backstop (stdout is buffered,
+  // so up to one more chunk can arrive before the helper's exit code says why).
   const [stdout, stderr] = await Promise.all([
-    readAll(handle.stdout, maxBytes),
+    readAll(handle.stdout, maxBytes + (1 << 20)),
     readAll(handle.stderr, 64 * 1024),
-  ]);
+  ]).catch((error: unknown) => {
+    void handle.kill();
+    if (!(error instanceof RangeError)) throw error;
+    throw new SandboxFileError({ operation, path, message: `is larger than ${maxBytes} bytes` });
+  });
   await writing?.catch(() => {});
   const { exitCode } = await handle.wait();
   if (exitCode === 0) return stdout;
@@ -102,7 +123,11 @@ export async function fileOperation({
         ? operation === 'list'
           ? 'is not a directory'
           : 'is a directory'
-        : text || `exit code ${exitCode}`,
+        : exitCode === 5
+          ? 'is not a regular file (devices, FIFOs and sockets are not read)'
+          : exitCode === 6
+            ? `is larger than the ${maxBytes}-byte limit (maxFileBytes)`
+            : text || `exit code ${exitCode}`,
   });
 }
 

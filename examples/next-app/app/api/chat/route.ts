@@ -20,6 +20,7 @@ import type { ChatMessage } from '../../../lib/chat-message';
 import { MISSING_MODEL_MESSAGE, chatModel } from '../../../lib/model';
 import { writeMcpParts } from '../../../lib/mcp-parts';
 import { noteAppOrigin } from '../../../lib/mcp-sign-in';
+import { LIMITS, checkMessageLimits, readJsonBody } from '../../../lib/request-limits';
 import { getToolbelt } from '../../../lib/toolbelt';
 import { currentUserId } from '../../../lib/user-id';
 
@@ -34,9 +35,11 @@ const SYSTEM =
 
 /** Streams one answer: top-k tools per model call, python in the sandbox, the repair guard. */
 export async function POST(request: Request): Promise<Response> {
+  const read = await readJsonBody(request);
+  if ('response' in read) return read.response;
   const model = chatModel();
   if (!model) return Response.json({ error: MISSING_MODEL_MESSAGE }, { status: 503 });
-  const body = (await request.json().catch(() => undefined)) as { messages?: unknown } | undefined;
+  const body = read.value as { messages?: unknown } | undefined;
   let messages: ChatMessage[];
   try {
     messages = await validateUIMessages<ChatMessage>({ messages: body?.messages });
@@ -46,6 +49,8 @@ export async function POST(request: Request): Promise<Response> {
       { status: 400 },
     );
   }
+  const tooBig = checkMessageLimits(messages);
+  if (tooBig !== undefined) return Response.json({ error: tooBig }, { status: 400 });
   // One toolbox and sandbox per process (see lib/toolbelt.ts); the rest is per request.
   const { toolbox, sandbox, elicitations } = await getToolbelt();
   // This browser's toolbox: the shared servers plus those it signed in to.
@@ -73,7 +78,10 @@ export async function POST(request: Request): Promise<Response> {
           }),
       });
       // Attached files go to python under /tmp/inputs; the model reads where they are.
-      const { messages: forModel, files } = await pythonAttachments({ messages });
+      const { messages: forModel, files } = await pythonAttachments({
+        messages,
+        maxBytes: LIMITS.attachmentBytes,
+      });
       // The python tool streams running / failed / success (with charts and files) as
       // preliminary outputs of its tool part.
       const tools: ToolSet = {

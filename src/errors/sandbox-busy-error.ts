@@ -1,0 +1,40 @@
+import { ToolbeltError } from './toolbelt-error.ts';
+
+const name = 'ToolbeltSandboxBusyError';
+const marker = `ai-toolbelt.error.${name}`;
+const symbol = Symbol.for(marker);
+
+/**
+ * The sandbox refused new work because a bound was reached: `runs` when `maxQueued` runs
+ * already wait for a slot, `sessions` when `maxSessions` sessions are open. Nothing was
+ * started; retrying later (or shedding load, e.g. an HTTP 503 with `Retry-After`) is the
+ * caller's choice.
+ *
+ * @example
+ * ```ts
+ * if (SandboxBusyError.isInstance(error)) return new Response('busy', { status: 503, headers: { 'retry-after': '5' } });
+ * ```
+ */
+export class SandboxBusyError extends ToolbeltError {
+  private readonly [symbol] = true;
+  /** What is full: waiting runs or open sessions. */
+  readonly resource: 'runs' | 'sessions';
+  /** The bound that was reached (`maxQueued` or `maxSessions`). */
+  readonly limit: number;
+
+  constructor({ resource, limit }: { resource: 'runs' | 'sessions'; limit: number }) {
+    super({
+      name,
+      message:
+        resource === 'runs'
+          ? `The sandbox is busy: ${limit} runs are already waiting for a slot (maxQueued). Try again later.`
+          : `The sandbox is busy: ${limit} sessions are already open (maxSessions). Close one or try again later.`,
+    });
+    this.resource = resource;
+    this.limit = limit;
+  }
+
+  static override isInstance(error: unknown): error is SandboxBusyError {
+    return ToolbeltError.hasMarker(error, marker);
+  }
+}

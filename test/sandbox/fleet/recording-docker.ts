@@ -32,9 +32,11 @@ export function recordingDocker(options?: Docker.DockerOptions): {
           keep(args[0]);
           // Streams also end sockets themselves (a discarded warm container): no run input then.
           const input = Buffer.concat(chunks.splice(0));
-          const headerStart = input.indexOf(10) + 1;
-          const codeStart = input.indexOf(10, headerStart) + 1;
-          if (headerStart > 0 && codeStart > headerStart) {
+          // `<proof>\n<nonce>\n<header JSON>\n<code><files>` (see encodeRunInput).
+          const nonceStart = input.indexOf(10) + 1;
+          const headerStart = nonceStart > 0 ? input.indexOf(10, nonceStart) + 1 : 0;
+          const codeStart = headerStart > 0 ? input.indexOf(10, headerStart) + 1 : 0;
+          if (codeStart > headerStart) {
             const { code } = JSON.parse(input.subarray(headerStart, codeStart).toString()) as {
               code: number;
             };

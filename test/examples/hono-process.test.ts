@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 import { type AppProcess, startAppProcess } from '../e2e/support/app-process.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
 import {

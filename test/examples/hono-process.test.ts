@@ -43,7 +43,7 @@ describe('without a model and without Docker', () => {
 
     const health = await (await fetch(`${url}/healthz`)).json();
     expect(health.python.enabled).toBe(false);
-    expect(health.python.problem).toContain('setup-sandbox.sh');
+    expect(health.python.problem).toContain('npx ai-toolbelt setup-sandbox');
     // The bundled notes server signs in per browser: no connection until a user asks.
     expect(health.mcp.map((server: { state: string }) => server.state)).toEqual([
       'ready',

@@ -17,11 +17,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import {
-  DEFAULT_SANDBOX_IMAGE,
-  DockerSandbox,
-  listSandboxContainers,
-} from '../src/sandbox/index.ts';
+import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
+import { listSandboxContainers } from '../src/internal.ts';
 import { recordingDocker } from '../test/sandbox/fleet/recording-docker.ts';
 
 const { values } = parseArgs({

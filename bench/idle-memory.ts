@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { listSandboxContainers } from '../src/sandbox/index.ts';
+import { listSandboxContainers } from '../src/internal.ts';
 
 /**
  * Average memory of this process's running sandbox containers, MiB, as `docker stats` counts

@@ -21,11 +21,8 @@
 // Usage: node bench/sandbox.ts [--runs 30] [--seconds 15] [--starts 2] [--data-runs 8] [--only basic|data]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import {
-  DEFAULT_SANDBOX_IMAGE,
-  DockerSandbox,
-  listSandboxContainers,
-} from '../src/sandbox/index.ts';
+import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
+import { listSandboxContainers } from '../src/internal.ts';
 import { benchDataStack } from './data-stack.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';

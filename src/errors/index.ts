@@ -9,7 +9,7 @@ export { LearningStoreError } from './learning-store-error.ts';
 export { McpAuthorizationError, type McpAuthorizationReason } from './mcp-authorization-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';
 export { McpPaginationError } from './mcp-pagination-error.ts';
-export { McpTimeoutError } from './mcp-timeout-error.ts';
+export { McpTimeoutError, type McpOperation } from './mcp-timeout-error.ts';
 export { McpToolError } from './mcp-tool-error.ts';
 export { SandboxBusyError } from './sandbox-busy-error.ts';
 export { SandboxCleanupError } from './sandbox-cleanup-error.ts';

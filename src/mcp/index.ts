@@ -1,5 +1,6 @@
 // `ai-toolbelt/mcp`: kept off the root entry because stdio servers are child
-// processes; the SDK's transports load only when a server of that kind connects.
+// processes; the SDK's transports load only when a server of that kind connects. Its errors are
+// also exported here (the same classes as the root entry's).
 export { connectMcpServers, type ConnectMcpServersOptions } from './connect-mcp-servers.ts';
 export { McpToolbox, type McpAuthorizationRequest } from './mcp-toolbox.ts';
 export { createMcpOAuth, type McpOAuth, type McpOAuthOptions } from './auth/create-mcp-oauth.ts';
@@ -10,10 +11,7 @@ export type {
   McpElicitationRequest,
   McpElicitationResult,
 } from './elicitation.ts';
-export { createMcpTool, type McpCall } from './create-mcp-tool.ts';
-export { listAllTools } from './list-all-tools.ts';
-export { assignToolNames, type McpNaming } from './tool-names.ts';
-export { toModelOutput, type McpCallResult, type ModelOutput } from './to-model-output.ts';
+export type { McpNaming } from './tool-names.ts';
 export type {
   McpCustomServerConfig,
   McpEvent,

@@ -21,24 +21,24 @@ export type OfferedSet = {
  */
 export class OfferedTools {
   readonly index: ToolIndex;
-  private readonly strategy: QueryMode;
+  private readonly mode: QueryMode;
   private readonly cache: LRUCache<string, Promise<LedSearch>>;
   private readonly pending = new Map<string, Promise<unknown>>();
 
   constructor({
     index,
-    strategy,
+    mode,
     cacheSize,
   }: {
     /** The index to search and fill. */
     index: ToolIndex;
     /** `multi` or `single`. */
-    strategy: QueryMode;
+    mode: QueryMode;
     /** Searches remembered. */
     cacheSize: number;
   }) {
     this.index = index;
-    this.strategy = strategy;
+    this.mode = mode;
     this.cache = new LRUCache({ max: Math.max(1, cacheSize) });
   }
 
@@ -74,7 +74,7 @@ export class OfferedTools {
     if (hits === undefined) {
       const search = this.index.searchWithLeaders(query, {
         topK,
-        mode: this.strategy,
+        mode: this.mode,
         ...(offered.all ? {} : { filter: (tool: ToolDescriptor) => offered.has(tool.name) }),
         ...(abortSignal ? { abortSignal } : {}),
       });

@@ -14,7 +14,7 @@ import {
   type OfferedTool,
   type Selection,
   ToolSelector,
-  type ToolSelectionOptions,
+  type SelectorOptions,
 } from './tool-selector.ts';
 
 /** A tool call naming a tool that retrieval did not give the model; see `onMiss`. */
@@ -29,8 +29,8 @@ export type ToolMissEvent = {
   inCatalog: boolean;
 };
 
-/** Options of {@link toolSelection}. */
-export type ToolSelectionSetup = ToolSelectionOptions & {
+/** Options of {@link toolSelection} and {@link toolSelectionMiddleware}. */
+export type ToolSelectionOptions = SelectorOptions & {
   /**
    * Learn from use: when the model calls a tool (selected, missed, or found
    * through `toolSearch`) and its result comes back without an error, the
@@ -105,7 +105,7 @@ export function toolSelection({
   learn = false,
   onLearn,
   ...options
-}: ToolSelectionSetup = {}): ToolSelection {
+}: ToolSelectionOptions = {}): ToolSelection {
   if (learn && options.index !== undefined && !options.index.learns) {
     throw new InvalidArgumentError({
       argument: 'learn',
@@ -278,6 +278,8 @@ function inSelectionOrder<T extends { type: string; name: string }>(
  * });
  * ```
  */
-export function toolSelectionMiddleware(options: ToolSelectionSetup = {}): LanguageModelMiddleware {
+export function toolSelectionMiddleware(
+  options: ToolSelectionOptions = {},
+): LanguageModelMiddleware {
   return toolSelection(options).middleware;
 }

@@ -44,8 +44,8 @@ export type ToolSelectionEvent = {
   sticky?: StickyOutcome;
 };
 
-/** Options shared by the middleware, the strict `prepareStep` and `search`. */
-export type ToolSelectionOptions = {
+/** What the selector needs: the retrieval side of `ToolSelectionOptions`. */
+export type SelectorOptions = {
   /** The tool index to search, e.g. `toolbox.index` from `connectMcpServers`. Tools it lacks are indexed on the fly. */
   index?: ToolIndex;
   /** Without `index`: the embedding model of a new hybrid index (lexical only when omitted too). */
@@ -57,7 +57,7 @@ export type ToolSelectionOptions = {
   /** How the query is taken: the latest user message (default), the last N user turns, or a function. */
   query?: QuerySource;
   /** `multi` gives each need of a multi-step request a seat; `single` ranks the request as one need. */
-  strategy?: QueryMode;
+  mode?: QueryMode;
   /** Keep tools the conversation already called (providers reject histories naming undefined tools). */
   keepCalledTools?: boolean;
   /** With no query, catalogs of at most this many tools are sent whole. */
@@ -107,13 +107,13 @@ export class ToolSelector {
     topK = 5,
     pinned = [],
     query = 'last-user-message',
-    strategy = 'multi',
+    mode = 'multi',
     keepCalledTools = true,
     sendAllBelow = 20,
     stability = 'fresh',
     onSelect,
     cacheSize = 256,
-  }: ToolSelectionOptions = {}) {
+  }: SelectorOptions = {}) {
     if (!Number.isInteger(topK) || topK < 0) {
       throw new InvalidArgumentError({
         argument: 'topK',
@@ -136,7 +136,7 @@ export class ToolSelector {
     this.sendAllBelow = sendAllBelow;
     this.sticky = stickyOptions(stability, topK);
     this.onSelect = onSelect;
-    this.offered = new OfferedTools({ index: this.index, strategy, cacheSize });
+    this.offered = new OfferedTools({ index: this.index, mode, cacheSize });
   }
 
   /** Marks `name` as a search tool (`toolSearch`): always kept, and what it finds is kept too. */

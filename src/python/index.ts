@@ -1,7 +1,6 @@
 export type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
-export { type PythonAttemptEvent, type PythonToolOutput } from './python-tool-output.ts';
+export type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
 export { pythonTool, type PythonToolOptions } from './python-tool.ts';
 export { repairTimeline, type RepairDataPart } from './repair-timeline.ts';
-export { type PythonArtifact, type SaveArtifact } from './python-artifacts.ts';
+export type { PythonArtifact, SaveArtifact } from './python-artifacts.ts';
 export { pythonAttachments, type PythonAttachments } from './python-attachments.ts';
-export { pythonToolDescription } from './python-tool-description.ts';

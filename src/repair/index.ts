@@ -1,21 +1,11 @@
-export { errorFingerprint } from './error-fingerprint.ts';
-export { extractCode } from './extract-code.ts';
-export { repairCode } from './repair-code.ts';
-export {
-  HARD_ATTEMPT_LIMIT,
-  decideRepair,
-  type FailedRun,
-  type FailureStatus,
-  type OnRepairError,
-  type RepairDecision,
-  type RepairPolicy,
-  type RepairReason,
+// Types for the repair hook (`onRepairError`) and for reading the decision a python tool
+// result records; the functions behind them live in `ai-toolbelt/internal`.
+export type {
+  FailedRun,
+  FailureStatus,
+  OnRepairError,
+  RepairDecision,
+  RepairPolicy,
+  RepairReason,
 } from './repair-policy.ts';
-export { trimError, type TrimErrorOptions } from './trim-error.ts';
-export {
-  REPAIR_RECORD_KEY,
-  failureOutput,
-  trailingFailures,
-  type PriorFailure,
-  type RepairRecord,
-} from './repair-record.ts';
+export type { RepairRecord } from './repair-record.ts';

@@ -1,4 +1,5 @@
-// ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does not.
+// ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does
+// not. Its errors are also exported here (the same classes as the root entry's).
 export type {
   Sandbox,
   SandboxExecuteOptions,
@@ -15,11 +16,9 @@ export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
 export type { FleetOptions } from './fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
 export type { SandboxEngineStatus } from './engine-types.ts';
-export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export type { SessionOptions, SessionRunResult } from './session/session-options.ts';
-export { listSandboxContainers, sweepStaleContainers } from './sweep.ts';
-export { INSTANCE_LABEL, SANDBOX_LABEL } from './labels.ts';
+export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';
 export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
 export { SandboxBusyError } from '../errors/sandbox-busy-error.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
 import type { Script } from '../fixtures/fake-openai/script.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 import { type AppProcess, startAppProcess } from '../e2e/support/app-process.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
 import {
@@ -43,7 +43,7 @@ describe('without a model and without Docker', () => {
 
     const health = await (await fetch(`${url}/healthz`)).json();
     expect(health.python.enabled).toBe(false);
-    expect(health.python.problem).toContain('setup-sandbox.sh');
+    expect(health.python.problem).toContain('npx ai-toolbelt setup-sandbox');
     // The bundled notes server signs in per browser: no connection until a user asks.
     expect(health.mcp.map((server: { state: string }) => server.state)).toEqual([
       'ready',

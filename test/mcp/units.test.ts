@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelayMs } from '../../src/util/backoff-delay.ts';
-import {
-  assignToolNames,
-  connectMcpServers,
-  listAllTools,
-  McpPaginationError,
-  McpTimeoutError,
-  toModelOutput,
-} from '../../src/mcp/index.ts';
+import { connectMcpServers, McpPaginationError, McpTimeoutError } from '../../src/mcp/index.ts';
+import { assignToolNames, listAllTools, toModelOutput } from '../../src/internal.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 
 describe('assignToolNames', () => {

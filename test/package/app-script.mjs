@@ -5,6 +5,7 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { createToolIndex, pythonTool, toolSelection } from 'ai-toolbelt';
 import { connectMcpServers } from 'ai-toolbelt/mcp';
 import { DockerSandbox } from 'ai-toolbelt/sandbox';
+import { LexicalIndex } from 'ai-toolbelt/internal';
 import { z } from 'zod';
 
 const usage = { inputTokens: { total: 1, noCache: 1 }, outputTokens: { total: 1, text: 1 } };
@@ -44,5 +45,6 @@ console.log(
     python: result.steps[0].toolResults[0].output.stdout,
     text: result.text,
     mcp: typeof connectMcpServers,
+    internal: typeof LexicalIndex,
   }),
 );

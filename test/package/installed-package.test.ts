@@ -57,6 +57,7 @@ describeSandbox('the packed package, installed in an app', () => {
       'dist/index.js',
       'dist/mcp/index.js',
       'dist/sandbox/index.js',
+      'dist/internal.js',
       'dist/cli.js',
     ])
       expect(files).toContain(needed);
@@ -81,6 +82,7 @@ describeSandbox('the packed package, installed in an app', () => {
       python: '42\n',
       text: 'done',
       mcp: 'function',
+      internal: 'function',
     });
   }, 150_000);
 

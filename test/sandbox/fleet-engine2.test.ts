@@ -10,9 +10,9 @@ import {
   DockerTimeoutError,
   SandboxCleanupError,
   SandboxUnavailableError,
-  listSandboxContainers,
   type SandboxResult,
 } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 import {
   ENGINE2,
   describeEngine2,

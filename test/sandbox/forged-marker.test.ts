@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DockerSandbox, INSTANCE_LABEL } from '../../src/sandbox/index.ts';
+import { DockerSandbox } from '../../src/sandbox/index.ts';
+import { INSTANCE_LABEL } from '../../src/internal.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,

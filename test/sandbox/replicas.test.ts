@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it, vi } from 'vitest';
-import { listSandboxContainers } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
 
 type Event = { event: string; [key: string]: unknown };

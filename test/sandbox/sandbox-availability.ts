@@ -1,6 +1,7 @@
 import Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SANDBOX_IMAGE, listSandboxContainers } from '../../src/sandbox/index.ts';
+import { DEFAULT_SANDBOX_IMAGE } from '../../src/sandbox/index.ts';
+import { listSandboxContainers } from '../../src/internal.ts';
 
 export const SANDBOX_IMAGE = process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? DEFAULT_SANDBOX_IMAGE;
 

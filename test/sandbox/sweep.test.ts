@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { afterAll, expect, it } from 'vitest';
-import { sweepStaleContainers } from '../../src/sandbox/index.ts';
+import { sweepStaleContainers } from '../../src/internal.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,

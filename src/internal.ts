@@ -1,0 +1,57 @@
+// `ai-toolbelt/internal`: the building blocks behind the public entries, for tests, benchmarks,
+// the CLI and users who need one piece on its own. No semver promise: names here may change in
+// any release. Node only where a piece is (the sandbox sweep loads dockerode).
+export { calledTools, extractQuery, type ConversationMessage } from './middleware/conversation.ts';
+export type { SelectionMarker } from './middleware/selection-marker.ts';
+export {
+  ToolSelector,
+  type OfferedTool,
+  type Selection,
+  type SelectorOptions,
+} from './middleware/tool-selector.ts';
+export { pythonToolDescription } from './python/python-tool-description.ts';
+export { errorFingerprint } from './repair/error-fingerprint.ts';
+export { extractCode } from './repair/extract-code.ts';
+export { repairCode } from './repair/repair-code.ts';
+export { HARD_ATTEMPT_LIMIT, decideRepair } from './repair/repair-policy.ts';
+export {
+  REPAIR_RECORD_KEY,
+  failureOutput,
+  trailingFailures,
+  type PriorFailure,
+} from './repair/repair-record.ts';
+export { trimError, type TrimErrorOptions } from './repair/trim-error.ts';
+export {
+  EMBEDDING_STORE_PREFIX,
+  embeddingCacheKey,
+  type EmbeddingCacheRead,
+  type EmbeddingCacheWrite,
+} from './retrieval/embedding-cache.ts';
+export type { EmbeddingRecord } from './retrieval/embedding-record.ts';
+export {
+  createEmbedder,
+  type CreateEmbedderOptions,
+  type EmbedOptions,
+} from './retrieval/embedder.ts';
+export { fuseRankings, type FusionOptions } from './retrieval/fusion.ts';
+export {
+  DEFAULT_FIELD_WEIGHTS,
+  LexicalIndex,
+  type Bm25fOptions,
+  type FieldWeight,
+} from './retrieval/lexical-index.ts';
+export { splitNeeds } from './retrieval/split-needs.ts';
+export { splitWords, visitWords } from './retrieval/split-words.ts';
+export { tokenize, type TokenizeOptions } from './retrieval/tokenize.ts';
+export { toolEmbeddingText } from './retrieval/tool-text.ts';
+export type { LedSearch, ToolIndexOptions } from './retrieval/tool-index.ts';
+export { ToolLearning, USAGE_STORE_PREFIX } from './retrieval/tool-learning.ts';
+export type { ToolUsage } from './retrieval/usage-record.ts';
+export { TopKHeap } from './retrieval/top-k-heap.ts';
+export { VectorIndex, type VectorIndexOptions } from './retrieval/vector-index.ts';
+export { createMcpTool, type McpCall } from './mcp/create-mcp-tool.ts';
+export { listAllTools } from './mcp/list-all-tools.ts';
+export { assignToolNames } from './mcp/tool-names.ts';
+export { toModelOutput, type McpCallResult, type ModelOutput } from './mcp/to-model-output.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL } from './sandbox/labels.ts';
+export { listSandboxContainers, sweepStaleContainers } from './sandbox/sweep.ts';

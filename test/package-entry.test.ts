@@ -36,10 +36,13 @@ describe('package entry', () => {
       DimensionMismatchError: () =>
         new root.DimensionMismatchError({ expected: 2, actual: 3, context: 'c' }),
       DuplicateToolError: () => new root.DuplicateToolError({ toolName: 't' }),
-      EmbeddingStoreError: () =>
-        new root.EmbeddingStoreError({ operation: 'read', reason: 'timeout', message: 'm' }),
-      LearningStoreError: () =>
-        new root.LearningStoreError({ operation: 'write', reason: 'failed', message: 'm' }),
+      StoreError: () =>
+        new root.StoreError({
+          records: 'usage',
+          operation: 'read',
+          reason: 'timeout',
+          message: 'm',
+        }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),

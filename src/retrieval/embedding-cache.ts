@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Storage } from 'unstorage';
-import { EmbeddingStoreError } from '../errors/embedding-store-error.ts';
+import { StoreError } from '../errors/store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
@@ -27,7 +27,7 @@ export type EmbeddingCacheEvent =
    * The store failed or timed out; the texts are embedded again. The store is
    * left alone for `retryAfterMs`, then tried again.
    */
-  | { type: 'store-error'; source: 'file' | 'store'; error: EmbeddingStoreError };
+  | { type: 'store-error'; source: 'file' | 'store'; error: StoreError };
 
 /** One lookup of {@link EmbeddingCache.read}. */
 export type EmbeddingCacheRead = {
@@ -168,8 +168,8 @@ export function createEmbeddingCache({
     backing,
     timeoutMs,
     retryAfterMs,
-    toError: failure => new EmbeddingStoreError(failure),
-    isError: EmbeddingStoreError.isInstance,
+    toError: failure => new StoreError({ ...failure, records: 'embeddings' }),
+    isError: StoreError.isInstance,
     onError: error =>
       report({ type: 'store-error', source: (backing as EmbeddingBacking).kind, error }),
   });

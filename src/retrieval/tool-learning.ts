@@ -1,6 +1,6 @@
 import type { Storage } from 'unstorage';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { LearningStoreError } from '../errors/learning-store-error.ts';
+import { StoreError } from '../errors/store-error.ts';
 import { type EmbeddingBacking, storeBacking } from './embedding-backing.ts';
 import { type ToolUsage, decodeUsageRecord, encodeUsageRecord } from './usage-record.ts';
 import { storeGuard } from './store-guard.ts';
@@ -12,7 +12,7 @@ export type LearningEvent =
   /** A stored record was not used (corrupt, or not ours); it is overwritten by the next `learn`. */
   | { type: 'invalid-entry'; key: string; reason: string }
   /** The store failed or timed out; learning goes on in memory, the store rests for `retryAfterMs`. */
-  | { type: 'store-error'; error: LearningStoreError };
+  | { type: 'store-error'; error: StoreError };
 
 /** Options of learning from use: `createToolIndex({ learning: true | LearningOptions })`. */
 export type LearningOptions = {
@@ -54,7 +54,7 @@ export class ToolLearning {
   readonly syncEveryMs: number;
   private readonly backing: EmbeddingBacking | undefined;
   private readonly prefix: string;
-  private readonly guarded: ReturnType<typeof storeGuard<EmbeddingBacking, LearningStoreError>>;
+  private readonly guarded: ReturnType<typeof storeGuard<EmbeddingBacking, StoreError>>;
   private readonly onEvent: (event: LearningEvent) => void;
   private readonly usages = new Map<string, ToolUsage>();
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -105,8 +105,8 @@ export class ToolLearning {
       backing: this.backing,
       timeoutMs,
       retryAfterMs,
-      toError: failure => new LearningStoreError(failure),
-      isError: LearningStoreError.isInstance,
+      toError: failure => new StoreError({ ...failure, records: 'usage' }),
+      isError: StoreError.isInstance,
       onError: error => this.report({ type: 'store-error', error }),
     });
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStorage, type Storage } from 'unstorage';
 import { describe, expect, it } from 'vitest';
-import { EmbeddingStoreError } from '../../src/errors/embedding-store-error.ts';
+import { StoreError } from '../../src/errors/store-error.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { createToolIndex } from '../../src/retrieval/create-tool-index.ts';
 import {
@@ -87,9 +87,7 @@ describe('embedding cache file', () => {
     expect((await index.search('delta widgets', { topK: 1 }))[0]?.name).toBe('tool_3');
     const failure = events.find(event => event.type === 'store-error');
     expect(failure).toMatchObject({ type: 'store-error', source: 'file' });
-    expect(EmbeddingStoreError.isInstance(failure?.type === 'store-error' && failure.error)).toBe(
-      true,
-    );
+    expect(StoreError.isInstance(failure?.type === 'store-error' && failure.error)).toBe(true);
   });
 });
 

@@ -31,6 +31,7 @@ export function docBlocks(root: string, files: readonly string[]): DocBlock[] {
 // What fragments may use without defining it: the things a reader has from the text around.
 const FREE: Record<string, string> = {
   token: 'declare const token: string;',
+  userId: 'declare const userId: string;',
   prompt: 'declare const prompt: string;',
   csvText: 'declare const csvText: string;',
   model: "declare const model: Exclude<import('ai').LanguageModel, string>;",

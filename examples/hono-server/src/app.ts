@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { type ToolSet, type UIMessage, validateUIMessages } from 'ai';
 import type { PythonSandbox, ToolIndex } from 'ai-toolbelt';
-import type { McpServerStatus } from 'ai-toolbelt/mcp';
+import type { McpElicitationBroker, McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type ChatModel, chatResponse } from './chat-stream.ts';
-import type { ElicitationBroker } from './elicitation-broker.ts';
 import { type SignInToolbox, mcpRoutes, userIdOf } from './mcp-routes.ts';
 import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 import { LIMITS, checkMessageLimits } from './request-limits.ts';
@@ -24,7 +23,7 @@ export type ChatAppOptions = {
     forUser?: SignInToolbox['forUser'];
   };
   /** Carries MCP elicitation forms to the chat and answers back (the toolbox's `onElicitation`). */
-  elicitations?: ElicitationBroker;
+  elicitations?: McpElicitationBroker;
   /** The chat model; without it chat requests get a 503 saying what to set. */
   model?: ChatModel;
   /** Which model, for /healthz. */

@@ -20,8 +20,7 @@ import {
   toolResultImagesMiddleware,
   toolSelection,
 } from 'ai-toolbelt';
-import type { McpServerStatus } from 'ai-toolbelt/mcp';
-import type { ElicitationBroker } from './elicitation-broker.ts';
+import type { McpElicitationBroker, McpServerStatus } from 'ai-toolbelt/mcp';
 import { writeMcpParts } from './mcp-chat-parts.ts';
 import { LIMITS, clip } from './request-limits.ts';
 
@@ -66,7 +65,7 @@ export type ChatResponseOptions = {
   mcp?: {
     status: Record<string, McpServerStatus>;
     userId: string;
-    elicitations?: ElicitationBroker | undefined;
+    elicitations?: McpElicitationBroker | undefined;
   };
 };
 

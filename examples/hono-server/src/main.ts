@@ -3,7 +3,7 @@
 // server on 127.0.0.1. Configuration comes from the environment; see README.md.
 import { serve } from '@hono/node-server';
 import { createApp } from './app.ts';
-import { ElicitationBroker } from './elicitation-broker.ts';
+import { McpElicitationBroker } from 'ai-toolbelt/mcp';
 import { loadMcpConfig } from './load-mcp-config.ts';
 import { startNotesSignIn } from './mcp-sign-in.ts';
 import { modelFromEnv } from './model-from-env.ts';
@@ -23,7 +23,7 @@ const notes = await startNotesSignIn({
   encryptionKey: env.MCP_TOKEN_KEY,
   ...(storage.store ? { store: storage.store } : {}),
 });
-const elicitations = new ElicitationBroker();
+const elicitations = new McpElicitationBroker();
 const [toolbox, python] = await Promise.all([
   openToolbox({
     servers: { ...(await loadMcpConfig(configPath)), ...notes.servers },

@@ -1,6 +1,5 @@
 import type { UIMessageStreamWriter } from 'ai';
-import type { McpServerStatus } from 'ai-toolbelt/mcp';
-import type { ElicitationBroker, ElicitationPart } from './elicitation-broker.ts';
+import type { McpElicitationBroker, McpElicitationPart, McpServerStatus } from 'ai-toolbelt/mcp';
 
 /** The `data-mcp-auth` part: a server waiting for the user to connect it. */
 export type McpAuthPart = { server: string; url: string };
@@ -29,7 +28,7 @@ export function writeMcpParts({
   /** Whose answer. */
   userId: string;
   /** Where forms come from. */
-  elicitations?: ElicitationBroker | undefined;
+  elicitations?: McpElicitationBroker | undefined;
 }): () => void {
   for (const server of Object.values(status)) {
     if (server.state !== 'needs-auth' || server.authorizationUrl === undefined) continue;
@@ -40,7 +39,7 @@ export function writeMcpParts({
     });
   }
   return (
-    elicitations?.subscribe(userId, (part: ElicitationPart) => {
+    elicitations?.subscribe(userId, (part: McpElicitationPart) => {
       try {
         writer.write({
           type: 'data-mcp-elicitation',

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { McpElicitationResult, McpServerStatus } from 'ai-toolbelt/mcp';
+import type { McpElicitationBroker, McpElicitationResult, McpServerStatus } from 'ai-toolbelt/mcp';
 import { type Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import type { ElicitationBroker } from './elicitation-broker.ts';
 
 /** The part of a toolbox the sign-in routes use (`connectMcpServers()` returns one). */
 export type SignInToolbox = {
@@ -49,7 +48,7 @@ export function mcpRoutes({
   /** The process-wide toolbox. */
   toolbox: SignInToolbox;
   /** Where forms wait for answers. */
-  elicitations?: ElicitationBroker | undefined;
+  elicitations?: McpElicitationBroker | undefined;
 }): Hono {
   const app = new Hono();
 

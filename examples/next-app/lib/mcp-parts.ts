@@ -1,7 +1,6 @@
 import type { UIMessageStreamWriter } from 'ai';
-import type { McpServerStatus } from 'ai-toolbelt/mcp';
+import type { McpElicitationBroker, McpServerStatus } from 'ai-toolbelt/mcp';
 import type { ChatMessage } from './chat-message';
-import type { ElicitationBroker } from './elicitation-broker';
 
 /**
  * Writes the MCP parts of one answer: a "Connect" card per server that needs
@@ -27,7 +26,7 @@ export function writeMcpParts({
   /** Whose answer. */
   userId: string;
   /** Where forms come from. */
-  elicitations: ElicitationBroker;
+  elicitations: McpElicitationBroker;
 }): () => void {
   for (const server of Object.values(status)) {
     if (server.state !== 'needs-auth' || server.authorizationUrl === undefined) continue;

@@ -1,10 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createToolIndex } from 'ai-toolbelt';
-import { connectMcpServers, type McpServerConfig, type McpToolbox } from 'ai-toolbelt/mcp';
+import {
+  connectMcpServers,
+  McpElicitationBroker,
+  type McpServerConfig,
+  type McpToolbox,
+} from 'ai-toolbelt/mcp';
 import type { Sandbox } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
-import { ElicitationBroker } from './elicitation-broker';
 import { startNotesSignIn } from './mcp-sign-in';
 import { embeddingModel } from './model';
 import { storeFromEnv } from './store';
@@ -14,7 +18,7 @@ export type Toolbelt = {
   /** MCP tools and their index, kept current while the server runs; `forUser()` per browser. */
   toolbox: McpToolbox;
   /** Carries the servers' elicitation forms to the chat and the answers back. */
-  elicitations: ElicitationBroker;
+  elicitations: McpElicitationBroker;
   /** Stops the bundled notes server. */
   closeNotes: () => Promise<void>;
   /** The Docker + gVisor sandbox; undefined when python is disabled. */
@@ -53,7 +57,7 @@ async function openToolbelt(): Promise<Toolbelt> {
   const { store, description: storeDescription } = await storeFromEnv();
   // The bundled notes server needs sign-in, per browser (see lib/mcp-sign-in.ts).
   const notes = await startNotesSignIn();
-  const elicitations = new ElicitationBroker();
+  const elicitations = new McpElicitationBroker();
   const connect = { onElicitation: elicitations.handler };
   const [toolbox, python] = await Promise.all([
     openToolbox(

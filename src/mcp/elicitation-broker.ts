@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import type { McpElicitationRequest, McpElicitationResult } from 'ai-toolbelt/mcp';
+import type { McpElicitationRequest, McpElicitationResult } from './elicitation.ts';
 
-/** What the page needs to show one elicitation form (the `data-mcp-elicitation` part). */
-export type ElicitationPart = {
-  /** Answer it at `POST /api/mcp/elicitations/:id`. */
+/** What a chat page needs to show one elicitation form, e.g. as a `data-mcp-elicitation` part. */
+export type McpElicitationPart = {
+  /** Pass it back with the user's answer (`broker.answer({ id, ... })`). */
   id: string;
   server: string;
   message: string;
@@ -17,35 +16,38 @@ export type ElicitationPart = {
 
 type Pending = {
   userId: string;
-  part: ElicitationPart;
+  part: McpElicitationPart;
   resolve: (r: McpElicitationResult) => void;
 };
 
 /**
  * Carries MCP elicitations from the toolbox hook to the user's open chat
- * stream (which writes them as a form) and the form's answer back: the hook
+ * stream (which shows them as a form) and the form's answer back: the hook
  * (`connectMcpServers({ onElicitation: broker.handler })`) waits until the
- * user's `POST /api/mcp/elicitations/:id` arrives. Only the user the request
- * is for can answer it; with no chat stream open the request is declined.
+ * app calls `answer` with the user's reply (e.g. from a `POST` route). Only
+ * the user the request is for can answer it; with no chat stream of that user
+ * open, or a URL-mode request, it is declined. One broker lives in one
+ * process: with replicas, route a user's answer to the replica holding their
+ * chat stream (sticky sessions), or the answer finds nothing to settle.
  *
  * @example
  * ```ts
- * const broker = new ElicitationBroker();
+ * const broker = new McpElicitationBroker();
  * const stop = broker.subscribe(userId, part => writer.write({ type: 'data-mcp-elicitation', id: part.id, data: part }));
  * ```
  */
-export class ElicitationBroker {
-  #pending = new Map<string, Pending>();
-  #listeners = new Map<string, Set<(part: ElicitationPart) => void>>();
+export class McpElicitationBroker {
+  private readonly pending = new Map<string, Pending>();
+  private readonly listeners = new Map<string, Set<(part: McpElicitationPart) => void>>();
 
   /** The toolbox hook. */
   readonly handler = (request: McpElicitationRequest): Promise<McpElicitationResult> => {
-    const listeners = this.#listeners.get(request.userId ?? '');
+    const listeners = this.listeners.get(request.userId ?? '');
     if (listeners === undefined || listeners.size === 0 || request.mode !== 'form')
       return Promise.resolve({ action: 'decline' });
     return new Promise(resolve => {
-      const part: ElicitationPart = {
-        id: randomUUID(),
+      const part: McpElicitationPart = {
+        id: crypto.randomUUID(),
         server: request.server,
         message: request.message,
         requestedSchema: request.requestedSchema,
@@ -53,11 +55,11 @@ export class ElicitationBroker {
         state: 'pending',
       };
       const pending: Pending = { userId: request.userId ?? '', part, resolve };
-      this.#pending.set(part.id, pending);
+      this.pending.set(part.id, pending);
       // The server gave up (or the toolbox closed): close the form.
       request.abortSignal.addEventListener(
         'abort',
-        () => this.#settle(pending, { action: 'cancel' }),
+        () => this.settle(pending, { action: 'cancel' }),
         {
           once: true,
         },
@@ -67,13 +69,13 @@ export class ElicitationBroker {
   };
 
   /** Receives this user's elicitations (new, then answered) until the returned function is called. */
-  subscribe(userId: string, listener: (part: ElicitationPart) => void): () => void {
-    let set = this.#listeners.get(userId);
-    if (set === undefined) this.#listeners.set(userId, (set = new Set()));
+  subscribe(userId: string, listener: (part: McpElicitationPart) => void): () => void {
+    let set = this.listeners.get(userId);
+    if (set === undefined) this.listeners.set(userId, (set = new Set()));
     set.add(listener);
     return () => {
       set.delete(listener);
-      if (set.size === 0) this.#listeners.delete(userId);
+      if (set.size === 0) this.listeners.delete(userId);
     };
   }
 
@@ -87,16 +89,16 @@ export class ElicitationBroker {
     userId: string;
     result: McpElicitationResult;
   }): boolean {
-    const pending = this.#pending.get(id);
+    const pending = this.pending.get(id);
     if (pending === undefined || pending.userId !== userId) return false;
-    this.#settle(pending, result);
+    this.settle(pending, result);
     return true;
   }
 
-  #settle(pending: Pending, result: McpElicitationResult): void {
-    if (!this.#pending.delete(pending.part.id)) return;
+  private settle(pending: Pending, result: McpElicitationResult): void {
+    if (!this.pending.delete(pending.part.id)) return;
     pending.resolve(result);
     const answered = { ...pending.part, state: result.action };
-    for (const listener of this.#listeners.get(pending.userId) ?? []) listener(answered);
+    for (const listener of this.listeners.get(pending.userId) ?? []) listener(answered);
   }
 }

@@ -7,13 +7,4 @@ export * from './python/index.ts';
 export * from './repair/index.ts';
 export * from './retrieval/index.ts';
 // Types only: the sandbox implementation (dockerode) stays behind `ai-toolbelt/sandbox`.
-export type {
-  Sandbox,
-  SandboxExecuteOptions,
-  SandboxFile,
-  SandboxImage,
-  SandboxInputFile,
-  SandboxOutputChunk,
-  SandboxResult,
-  SandboxStatus,
-} from './sandbox/types.ts';
+export type * from './sandbox/types.ts';

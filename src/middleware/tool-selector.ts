@@ -194,14 +194,8 @@ export class ToolSelector {
       // Without a request to match, the recently used tools are the best guess.
       for (const name of called.slice(0, this.topK)) keep(name, 'called');
     } else {
-      const picked = await this.retrievalSeats({
-        query,
-        messages,
-        offered,
-        marker,
-        reasons,
-        abortSignal,
-      });
+      const request = { query, messages, offered, marker, reasons, abortSignal };
+      const picked = await this.retrievalSeats(request);
       sticky = picked.sticky;
       for (const name of picked.seats) {
         keep(name, 'top-k', picked.scores.get(name));

@@ -1,10 +1,9 @@
 import type { Engine } from './engine.ts';
 import { isTransportError } from './engine-errors.ts';
 import type { EngineSet } from './engine-set.ts';
-import { runInContainer } from './run-in-container.ts';
+import { type RunRequest, guardedCallback, runInContainer } from './run-in-container.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
-import type { ArtifactCaps } from './bootstrap.ts';
-import type { SandboxOutputChunk, SandboxResult } from './types.ts';
+import type { SandboxResult } from './types.ts';
 
 /**
  * Runs `code` once somewhere in the fleet. Until the code reaches a container, a failure
@@ -20,33 +19,11 @@ import type { SandboxOutputChunk, SandboxResult } from './types.ts';
  */
 export async function runOnFleet({
   engines,
-  code,
-  files,
-  caps,
-  timeoutMs,
-  maxOutputBytes,
-  dockerTimeoutMs,
   abortSignal,
-  onOutput,
-}: {
+  ...request
+}: RunRequest & {
   /** Where to place the run. */
   engines: EngineSet;
-  /** Python source. */
-  code: string;
-  /** Input files, already checked (absolute paths under /tmp). */
-  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  /** What the run may return: images, files, bytes of both together. */
-  caps: ArtifactCaps;
-  /** Wall-clock limit of the run. */
-  timeoutMs: number;
-  /** Cap per output stream, in bytes. */
-  maxOutputBytes: number;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
-  /** Aborting ends the run (rejecting with the reason). */
-  abortSignal: AbortSignal;
-  /** Streaming output callback. */
-  onOutput?: (chunk: SandboxOutputChunk) => void;
 }): Promise<SandboxResult> {
   const tried = new Set<Engine>();
   const maxAttempts = engines.engines.length + 1;
@@ -78,8 +55,8 @@ export async function runOnFleet({
     let removal: Promise<void> | undefined;
     try {
       const result = await runPlaced({
-        ...{ engine, container, code, files, caps, timeoutMs, maxOutputBytes, dockerTimeoutMs },
-        ...{ abortSignal, onOutput, onRemoval: (gone: Promise<void>) => void (removal = gone) },
+        ...{ ...request, engine, container, abortSignal },
+        onRemoval: (gone: Promise<void>) => void (removal = gone),
       });
       engine.runs++;
       return result;
@@ -94,26 +71,13 @@ export async function runOnFleet({
 async function runPlaced({
   engine,
   container,
-  code,
-  files,
-  caps,
-  timeoutMs,
-  maxOutputBytes,
-  dockerTimeoutMs,
   abortSignal,
   onOutput,
   onRemoval,
-}: {
+  ...request
+}: RunRequest & {
   engine: Engine;
   container: SandboxContainer;
-  code: string;
-  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  caps: ArtifactCaps;
-  timeoutMs: number;
-  maxOutputBytes: number;
-  dockerTimeoutMs: number;
-  abortSignal: AbortSignal;
-  onOutput?: (chunk: SandboxOutputChunk) => void;
   onRemoval: (removal: Promise<void>) => void;
 }): Promise<SandboxResult> {
   const controller = new AbortController();
@@ -127,27 +91,15 @@ async function runPlaced({
   // The caller's own exception from onOutput ends the run and is rethrown as it is.
   let callbackError: { error: unknown } | undefined;
   const running = runInContainer({
+    ...request,
     sandboxContainer: container,
-    code,
-    files,
-    caps,
-    timeoutMs,
-    maxOutputBytes,
-    dockerTimeoutMs,
     cleanup: engine.cleanup,
     onRemoval,
     abortSignal: AbortSignal.any([abortSignal, controller.signal]),
-    onOutput:
-      onOutput === undefined
-        ? undefined
-        : chunk => {
-            try {
-              onOutput(chunk);
-            } catch (error) {
-              callbackError ??= { error };
-              throw error;
-            }
-          },
+    onOutput: guardedCallback(onOutput, error => {
+      callbackError ??= { error };
+      throw error;
+    }),
   });
   running.catch(() => {});
   lost.catch(() => {});

@@ -1,15 +1,6 @@
 // ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does
 // not. Its errors are also exported here (the same classes as the root entry's).
-export type {
-  Sandbox,
-  SandboxExecuteOptions,
-  SandboxFile,
-  SandboxImage,
-  SandboxInputFile,
-  SandboxOutputChunk,
-  SandboxResult,
-  SandboxStatus,
-} from './types.ts';
+export type * from './types.ts';
 export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './docker-sandbox-options.ts';

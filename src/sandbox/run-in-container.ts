@@ -10,6 +10,26 @@ type OutputDone = { kind: 'marker'; exitStatus: number } | { kind: 'ended' };
 /** The run must be stopped by the host. */
 type Stop = { kind: 'timeout' } | { kind: 'output-limit' } | { kind: 'abort'; reason: unknown };
 
+/** One run as the sandbox asks for it, before and after it is placed on an engine. */
+export type RunRequest = {
+  /** Python source. */
+  code: string;
+  /** Input files, already checked (absolute paths under /tmp). */
+  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
+  /** What the run may return: images, files, bytes of both together. */
+  caps: ArtifactCaps;
+  /** Wall-clock limit of the run. */
+  timeoutMs: number;
+  /** Cap per output stream, in bytes. */
+  maxOutputBytes: number;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+  /** Aborting kills the run; the promise rejects with the reason once the container is gone. */
+  abortSignal: AbortSignal;
+  /** Streaming output callback; what it throws ends the run and is rethrown as it is. */
+  onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+};
+
 /**
  * Runs `code` in a started container and removes the container afterwards. Ends in one of
  * these ways:
@@ -31,7 +51,7 @@ type Stop = { kind: 'timeout' } | { kind: 'output-limit' } | { kind: 'abort'; re
 export async function runInContainer({
   sandboxContainer,
   code,
-  files = [],
+  files,
   caps,
   timeoutMs,
   maxOutputBytes,
@@ -40,27 +60,11 @@ export async function runInContainer({
   abortSignal,
   onOutput,
   onRemoval,
-}: {
+}: RunRequest & {
   /** A started container, already taken from the pool. */
   sandboxContainer: SandboxContainer;
-  /** Python source. */
-  code: string;
-  /** Input files, already checked (absolute paths under /tmp). */
-  files?: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  /** What the run may return: images, files, bytes of both together. */
-  caps: ArtifactCaps;
-  /** Wall-clock limit of the run. */
-  timeoutMs: number;
-  /** Cap per output stream, in bytes. */
-  maxOutputBytes: number;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** Removes the container afterwards. */
   cleanup: CleanupTracker;
-  /** Aborting kills the run; the promise rejects with the reason once the container is gone. */
-  abortSignal?: AbortSignal;
-  /** Streaming output callback. */
-  onOutput?: (chunk: SandboxOutputChunk) => void;
   /** Gets the container's removal, which settles once it is gone (or could not be removed). */
   onRemoval?: (removal: Promise<void>) => void;
 }): Promise<SandboxResult> {
@@ -78,17 +82,10 @@ export async function runInContainer({
     proof: markerPrefix(proof),
     maxBytes: maxOutputBytes,
     maxArtifactBytes: caps.bytes,
-    onOutput:
-      onOutput === undefined
-        ? undefined
-        : chunk => {
-            try {
-              onOutput(chunk);
-            } catch (error) {
-              callbackError ??= { error };
-              stop({ kind: 'abort', reason: error });
-            }
-          },
+    onOutput: guardedCallback(onOutput, error => {
+      callbackError ??= { error };
+      stop({ kind: 'abort', reason: error });
+    }),
     onLimit: () => stop({ kind: 'output-limit' }),
     onMarkers: exitStatus => finish({ kind: 'marker', exitStatus }),
   });
@@ -211,4 +208,19 @@ async function kill(sandboxContainer: SandboxContainer, dockerTimeoutMs: number)
   } catch (error) {
     if (!isGone(error)) throw error;
   }
+}
+
+/** `callback` with what it throws handed to `onThrow` (which may rethrow), or undefined. */
+export function guardedCallback<T>(
+  callback: ((value: T) => void) | undefined,
+  onThrow: (error: unknown) => void,
+): ((value: T) => void) | undefined {
+  if (callback === undefined) return undefined;
+  return value => {
+    try {
+      callback(value);
+    } catch (error) {
+      onThrow(error);
+    }
+  };
 }

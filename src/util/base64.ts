@@ -11,7 +11,6 @@ type NativeBase64 = {
 };
 type NodeBuffer = {
   from(buffer: ArrayBufferLike, byteOffset?: number, length?: number): NodeBufferView;
-  byteLength(text: string, encoding: 'base64'): number;
 };
 type NodeBufferView = {
   toString(encoding: 'base64' | 'base64url'): string;
@@ -53,14 +52,16 @@ export function base64ByteLength(base64: string): number {
 
 /**
  * Decodes standard base64 straight into `target` (no intermediate copy on the
- * native paths). True when it was valid base64 and filled `target` exactly.
+ * native paths). True when it was valid base64 of exactly `target.length` bytes.
  */
 export function decodeBase64Into(base64: string, target: Uint8Array): boolean {
+  if (base64ByteLength(base64) !== target.length) return false;
   const setFromBase64 = native(target).setFromBase64;
   if (setFromBase64) {
     try {
+      // It stops once `target` is full, before the final padding.
       const { read, written } = setFromBase64.call(target, base64);
-      return read === base64.length && written === target.length;
+      return written === target.length && /^={0,2}$/.test(base64.slice(read));
     } catch {
       return false; // a character outside the alphabet
     }
@@ -69,10 +70,7 @@ export function decodeBase64Into(base64: string, target: Uint8Array): boolean {
   if (buffer) {
     // Buffer stops at the first character outside the alphabet: a short write is the error.
     const view = buffer.from(target.buffer, target.byteOffset, target.byteLength);
-    return (
-      buffer.byteLength(base64, 'base64') === target.length &&
-      view.write(base64, 'base64') === target.length
-    );
+    return view.write(base64, 'base64') === target.length;
   }
   return portableBase64.decodeInto(base64, target);
 }

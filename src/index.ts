@@ -1,6 +1,9 @@
-// The root entry stays free of dockerode and child_process so it loads in
-// any server runtime; the sandbox and MCP live behind `ai-toolbelt/sandbox`
-// and `ai-toolbelt/mcp`.
+// The root entry runs on Node and on Edge runtimes: nothing it loads needs
+// Node (no `node:` module, no Node global; test/edge-runtime.test.ts checks).
+// The few features that work with files (a `path` embedding cache,
+// readToolCatalog, readEvalQueries) load `node:fs` when called, so they are
+// Node only. The sandbox (dockerode) and MCP (child processes) live behind
+// `ai-toolbelt/sandbox` and `ai-toolbelt/mcp`, Node only.
 export * from './errors/index.ts';
 export * from './middleware/index.ts';
 export * from './python/index.ts';

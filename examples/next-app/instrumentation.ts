@@ -5,12 +5,10 @@
 
 /** Registers the shutdown handlers (Node runtime, manual signal handling only). */
 export async function register(): Promise<void> {
-  if (process.env.NEXT_RUNTIME !== 'nodejs' || !process.env.NEXT_MANUAL_SIG_HANDLE) return;
-  const { closeToolbelt } = await import('./lib/toolbelt');
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, async () => {
-      await closeToolbelt();
-      process.exit(0);
-    });
+  // This exact test lets Next drop the import from the Edge build (see instrumentation-node.ts).
+  if (process.env.NEXT_RUNTIME === 'nodejs') {
+    if (!process.env.NEXT_MANUAL_SIG_HANDLE) return;
+    const { handleShutdownSignals } = await import('./instrumentation-node');
+    handleShutdownSignals();
   }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Base64Url } from '../util/sha256.ts';
 import type { ConversationMessage } from './conversation.ts';
 
 /**
@@ -27,7 +27,7 @@ const MAX_MARKED_TOOLS = 1_000;
 
 /** The hash a marker keeps of its query. */
 export function queryHash(query: string): string {
-  return createHash('sha256').update(query).digest('base64url').slice(0, 16);
+  return sha256Base64Url(query).slice(0, 16);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
+import { encodeBase64 } from '../util/base64.ts';
 
 /**
  * An image or file a python run returned, as the tool streams it and stores it in the
@@ -69,7 +70,7 @@ export async function toPythonArtifacts({
     extra: { width?: number; height?: number },
   ): Promise<PythonArtifact> => {
     const base = { name, mediaType, size: data.byteLength, ...extra };
-    if (saveArtifact === undefined) return { ...base, data: Buffer.from(data).toString('base64') };
+    if (saveArtifact === undefined) return { ...base, data: encodeBase64(data) };
     return { ...base, url: await saveArtifact({ kind, name, mediaType, data, toolCallId }) };
   };
   return {

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { CatalogFormatError } from '../errors/catalog-format-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { loadNodeFs } from '../util/node-fs.ts';
 import { validateToolDescriptor } from './tool-fields.ts';
 import type { ToolDescriptor } from './types.ts';
 
@@ -8,6 +8,7 @@ import type { ToolDescriptor } from './types.ts';
 export type EvalQuery = { id: string; query: string; gold: string[] };
 
 async function readJsonLines(file: string): Promise<{ line: number; value: unknown }[]> {
+  const { readFile } = await loadNodeFs();
   const text = await readFile(file, 'utf8');
   const out: { line: number; value: unknown }[] = [];
   text.split('\n').forEach((raw, i) => {

@@ -1,6 +1,5 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { Storage } from 'unstorage';
+import { loadNodeFs, loadNodePath } from '../util/node-fs.ts';
 import type { EmbeddingRecord } from './embedding-record.ts';
 
 /**
@@ -72,27 +71,31 @@ async function inBatches<T>(
 /**
  * A JSON-lines file, read once and appended to: one read at start-up beats one
  * file per key for a catalog of thousands of tools. A torn last line (a crash
- * mid-append) and lines of other versions are skipped, not fatal.
+ * mid-append) and lines of other versions are skipped, not fatal. Node only:
+ * `node:fs` is loaded on first use, so the rest of the root entry runs on edge
+ * runtimes.
  */
 export function fileBacking({ path }: { path: string }): EmbeddingBacking {
   let loaded: Promise<Map<string, unknown>> | undefined;
   let writes: Promise<void> = Promise.resolve();
   const load = (): Promise<Map<string, unknown>> =>
-    (loaded ??= readFile(/* turbopackIgnore: true */ path, 'utf8').then(
-      text => {
-        const lines = new Map<string, unknown>();
-        for (const line of text.split('\n')) {
-          const entry = parseLine(line);
-          if (entry !== undefined) lines.set(entry.key, entry.record);
-        }
-        return lines;
-      },
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return new Map<string, unknown>();
-        loaded = undefined; // a later read tries again
-        throw error;
-      },
-    ));
+    (loaded ??= loadNodeFs()
+      .then(({ readFile }) => readFile(/* turbopackIgnore: true */ path, 'utf8'))
+      .then(
+        text => {
+          const lines = new Map<string, unknown>();
+          for (const line of text.split('\n')) {
+            const entry = parseLine(line);
+            if (entry !== undefined) lines.set(entry.key, entry.record);
+          }
+          return lines;
+        },
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return new Map<string, unknown>();
+          loaded = undefined; // a later read tries again
+          throw error;
+        },
+      ));
   return {
     kind: 'file',
     async read(keys) {
@@ -107,6 +110,10 @@ export function fileBacking({ path }: { path: string }): EmbeddingBacking {
       writes = writes
         .catch(() => {})
         .then(async () => {
+          const [{ appendFile, mkdir }, { dirname }] = await Promise.all([
+            loadNodeFs(),
+            loadNodePath(),
+          ]);
           await mkdir(dirname(path), { recursive: true });
           await appendFile(path, text.join(''));
         });

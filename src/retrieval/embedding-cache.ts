@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Storage } from 'unstorage';
 import { StoreError } from '../errors/store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { sha256Base64Url } from '../util/sha256.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
 import { storeGuard } from './store-guard.ts';
@@ -94,7 +94,7 @@ export const EMBEDDING_STORE_PREFIX = 'ai-toolbelt:embeddings';
  */
 export function embeddingCacheKey(modelId: string, text: string): string {
   const model = normalizeKeyPart(modelId.replace(/[^\w.:-]+/g, '_'));
-  return `${model}:${createHash('sha256').update(text).digest('base64url')}`;
+  return `${model}:${sha256Base64Url(text)}`;
 }
 
 /**

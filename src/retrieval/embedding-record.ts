@@ -1,3 +1,5 @@
+import { base64ByteLength, decodeBase64Into, encodeBase64 } from '../util/base64.ts';
+
 /**
  * What a store holds for one embedded text, as one string:
  * `aitb-emb1|<dimensions>|<model id>|<base64 of the little-endian float32 values>`.
@@ -18,8 +20,8 @@ const MAX_DIMENSIONS = 65_536;
 
 /** Encodes a vector the embedder made. */
 export function encodeEmbeddingRecord(model: string, vector: Float32Array): EmbeddingRecord {
-  const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-  return `${FORMAT}|${vector.length}|${model}|${bytes.toString('base64')}`;
+  const bytes = new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
+  return `${FORMAT}|${vector.length}|${model}|${encodeBase64(bytes)}`;
 }
 
 /**
@@ -45,12 +47,11 @@ export function decodeEmbeddingRecord(
   if (dimensions !== undefined && length !== dimensions)
     return { invalid: `${length} dimensions, expected ${dimensions}` };
   const base64 = value.slice(beforeVector + 1);
-  const byteLength = Buffer.byteLength(base64, 'base64');
+  const byteLength = base64ByteLength(base64);
   if (byteLength !== length * 4) return { invalid: `${byteLength} bytes for ${length} dimensions` };
-  // Decoded straight into the vector's own memory: no intermediate Buffer to copy from.
+  // Decoded straight into the vector's own memory: no intermediate copy.
   const vector = new Float32Array(length);
-  if (Buffer.from(vector.buffer).write(base64, 'base64') !== byteLength)
-    return { invalid: 'not base64' };
+  if (!decodeBase64Into(base64, new Uint8Array(vector.buffer))) return { invalid: 'not base64' };
   let sum = 0;
   for (let i = 0; i < vector.length; i++) sum += (vector[i] as number) * (vector[i] as number);
   if (!Number.isFinite(sum)) return { invalid: 'NaN or Infinity in the vector' };

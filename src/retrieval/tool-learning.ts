@@ -1,9 +1,12 @@
 import type { Storage } from 'unstorage';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { StoreError } from '../errors/store-error.ts';
+import { encodeBase64Url } from '../util/base64.ts';
 import { type EmbeddingBacking, storeBacking } from './embedding-backing.ts';
 import { type ToolUsage, decodeUsageRecord, encodeUsageRecord } from './usage-record.ts';
 import { storeGuard } from './store-guard.ts';
+
+const utf8 = new TextEncoder();
 
 /** What learning reports; nothing here fails the caller's request. */
 export type LearningEvent =
@@ -127,7 +130,7 @@ export class ToolLearning {
 
   /** The store key of a tool: names outside `[\w.-]` are base64url-encoded behind `~`. */
   key(name: string): string {
-    const safe = /^[\w.-]+$/.test(name) ? name : `~${Buffer.from(name).toString('base64url')}`;
+    const safe = /^[\w.-]+$/.test(name) ? name : `~${encodeBase64Url(utf8.encode(name))}`;
     return `${this.prefix}:${safe}`;
   }
 

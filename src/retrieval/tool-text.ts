@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Base64Url } from '../util/sha256.ts';
 import { splitWords } from './split-words.ts';
 import { toolFields } from './tool-fields.ts';
 import type { ToolDescriptor } from './types.ts';
@@ -24,14 +24,12 @@ export function toolEmbeddingText(tool: ToolDescriptor): string {
 
 /** A content hash of everything indexed about a tool: unchanged tools are not re-embedded. */
 export function toolHash(tool: ToolDescriptor): string {
-  return createHash('sha256')
-    .update(
-      JSON.stringify([
-        tool.name,
-        tool.description ?? '',
-        tool.server ?? '',
-        tool.inputSchema ?? null,
-      ]),
-    )
-    .digest('base64url');
+  return sha256Base64Url(
+    JSON.stringify([
+      tool.name,
+      tool.description ?? '',
+      tool.server ?? '',
+      tool.inputSchema ?? null,
+    ]),
+  );
 }

@@ -2,6 +2,7 @@
 // `next start` (bundled MCP servers, real Docker + gVisor sandbox) against the
 // fake model server, driven in Debian's Chromium.
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -28,14 +29,16 @@ const env = { NEXT_TELEMETRY_DISABLED: '1', NEXT_MANUAL_SIG_HANDLE: 'true' };
 describeE2E('next-app example in a browser', () => {
   let fake: FakeOpenAI;
   let app: AppProcess;
+  let buildOutput: string;
 
   beforeAll(async () => {
     // A production build, as a user would deploy it (about a minute on 2 cores).
-    await promisify(execFile)(process.execPath, [nextBin, 'build'], {
+    const build = await promisify(execFile)(process.execPath, [nextBin, 'build'], {
       cwd: appDir,
       env: { ...process.env, ...env },
       maxBuffer: 16 * 1024 * 1024,
     });
+    buildOutput = `${build.stdout}\n${build.stderr}`;
     // The weather conversation, then the sign-in one (the tests below run in this order).
     fake = await startFakeOpenAI({
       script: [...(weatherScenario() as Turns), ...notesScenario()],
@@ -94,6 +97,34 @@ describeE2E('next-app example in a browser', () => {
     });
     expect(long.status).toBe(400);
     expect((await long.json()).error).toContain('at most 20000');
+  });
+
+  it('ranks tools in an Edge function that imports the root entry', async () => {
+    // `next build` made /api/select an Edge function (the Node routes are not in this manifest)
+    // and bundled the root entry for it without a Node-module warning.
+    const manifest = JSON.parse(
+      await readFile(join(appDir, '.next/server/middleware-manifest.json'), 'utf8'),
+    ) as { functions: Record<string, unknown> };
+    expect(Object.keys(manifest.functions)).toEqual(['/api/select/route']);
+    expect(buildOutput).toMatch(/\/api\/select/);
+    expect(buildOutput).not.toMatch(/Node\.js (module|API) is (loaded|used)/);
+
+    const select = (query: string) => fetch(new URL(`api/select?${query}`, app.ready[1]!));
+    const response = await select('q=Book+a+meeting+with+Ana+on+Friday&k=2');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      query: 'Book a meeting with Ana on Friday',
+      retrieval: 'lexical',
+      tools: [
+        { name: 'create_event', server: 'calendar', score: expect.any(Number) },
+        { name: 'list_events', server: 'calendar', score: expect.any(Number) },
+      ],
+    });
+    const rain = await (await select('q=Will+it+rain+in+Oslo+tomorrow%3F')).json();
+    expect(rain.tools[0]).toMatchObject({ name: 'forecast', server: 'weather' });
+    const missing = await select('k=2');
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).error).toContain('?q=');
   });
 
   it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {

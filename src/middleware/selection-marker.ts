@@ -52,21 +52,28 @@ export function withMarker<T extends Record<string, unknown> | undefined>(
 /**
  * The latest marker in the conversation (from the most recent assistant
  * message that has one), or undefined. Malformed markers are ignored.
+ * `inTurn` says it was written after the latest user message, i.e. by an
+ * earlier step of the request being answered: a user who sends the same text
+ * again (say, after signing in to a server) starts a new request.
  *
  * @example
  * ```ts
  * const previous = readMarker(messages)?.seats ?? [];
  * ```
  */
-export function readMarker(messages: readonly ConversationMessage[]): SelectionMarker | undefined {
+export function readMarker(
+  messages: readonly ConversationMessage[],
+): (SelectionMarker & { inTurn: boolean }) | undefined {
+  let inTurn = true;
   for (let i = messages.length - 1; i >= 0; i--) {
     const { role, content } = messages[i] as ConversationMessage;
+    if (role === 'user') inTurn = false;
     if (role !== 'assistant' || !Array.isArray(content)) continue;
     for (let j = content.length - 1; j >= 0; j--) {
       const part = content[j] as { providerOptions?: unknown } | null;
       const options = part?.providerOptions as Record<string, unknown> | undefined;
       const marker = parseMarker((options?.[MARKER_KEY] as Record<string, unknown>)?.[FIELD]);
-      if (marker !== undefined) return marker;
+      if (marker !== undefined) return { ...marker, inTurn };
     }
   }
   return undefined;

@@ -248,7 +248,7 @@ export class ToolSelector {
     query: string;
     messages: readonly ConversationMessage[];
     offered: OfferedSet;
-    marker: SelectionMarker | undefined;
+    marker: ReturnType<typeof readMarker>;
     reasons: ReadonlyMap<string, SelectedTool>;
     abortSignal: AbortSignal | undefined;
   }): Promise<{ seats: string[]; scores: Map<string, number>; sticky?: StickyOutcome }> {
@@ -268,7 +268,8 @@ export class ToolSelector {
         scores: new Map(hits.map(hit => [hit.name, hit.score])),
       };
     };
-    const sameRequest = marker?.query === queryHash(query) && marker.seats.length > 0;
+    const sameRequest =
+      marker?.inTurn === true && marker.query === queryHash(query) && marker.seats.length > 0;
     const previousText = this.sticky && !sameRequest ? previousUserText(messages) : '';
     // A short follow-up ("yes", "now for Berlin") is read with the message it follows.
     const followUp =

@@ -158,6 +158,35 @@ describe("stability: 'sticky'", () => {
     expect(events.find(e => e.query.startsWith('and translate'))?.sticky).toBe('grown');
   });
 
+  it('treats the same text sent again as a new request: a tool that appeared since gets a seat', async () => {
+    // As after signing in to a server: its tools join the catalog, and the user asks again.
+    const selection = toolSelection({ topK: 2, pinned: ['python'] });
+    const before = toToolSet(catalog);
+    const text = 'save a note in a file: buy milk';
+    const one = await turn({
+      selection,
+      tools: before,
+      history: [],
+      text,
+      script: [{ text: 'sign in first' }],
+    });
+    expect(one.model.toolNamesPerCall()[0]).not.toContain('add_note');
+    const after = toToolSet([
+      ...catalog,
+      { name: 'add_note', description: 'Save a note with a title and text' },
+    ]);
+    const two = await turn({
+      selection,
+      tools: after,
+      history: one.history,
+      text,
+      script: script('add_note'),
+    });
+    expect(two.model.toolNamesPerCall()[0]).toContain('add_note');
+    // Within one request the selection holds: the step after the tool call gets the same list.
+    expect(two.wire[1]).toBe(two.wire[0]);
+  });
+
   it("with 'fresh' the same follow-up changes the list", async () => {
     const selection = toolSelection({ topK: 2, pinned: ['python'] });
     const tools = toToolSet(catalog);

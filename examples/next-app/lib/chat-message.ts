@@ -1,5 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { PythonToolOutput } from 'ai-toolbelt';
+import type { McpElicitationPart } from 'ai-toolbelt/mcp';
 
 /** The `data-tool-selection` part: the tools one model call was offered. */
 export type ToolSelectionData = {
@@ -19,14 +20,7 @@ export type ToolSelectionData = {
 export type McpAuthData = { server: string; url: string };
 
 /** The `data-mcp-elicitation` part: a server's question during a tool call, as a form. */
-export type McpElicitationData = {
-  id: string;
-  server: string;
-  message: string;
-  requestedSchema?: unknown;
-  toolCallId?: string;
-  state: 'pending' | 'accept' | 'decline' | 'cancel';
-};
+export type McpElicitationData = McpElicitationPart;
 
 /**
  * The chat's UI message type, shared by the route and the page: a

@@ -5,7 +5,8 @@ import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
 import type { McpElicitationHandler } from './elicitation.ts';
-import { type McpConnectionSettings, McpServerConnection } from './server-connection.ts';
+import { type McpConnectionSettings, serverSettings } from './connection-settings.ts';
+import { McpServerConnection } from './server-connection.ts';
 import type { McpSharedCatalog } from './shared-tool-catalog.ts';
 import { McpToolCatalog } from './tool-catalog.ts';
 import type { McpNaming } from './tool-names.ts';
@@ -315,7 +316,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       name,
       config,
       userId,
-      settings: { ...settings, ...definedLimits(config) },
+      settings: serverSettings({ defaults: settings, config }),
       onEvent: this.onEvent,
       onElicitation,
       onAuthorizationRequired: url =>
@@ -391,13 +392,4 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
 
 function configAuth(config: McpServerConfig): unknown {
   return 'auth' in config ? config.auth : undefined;
-}
-
-function definedLimits(config: McpServerConfig): Partial<McpConnectionSettings> {
-  const limits: Partial<McpConnectionSettings> = {};
-  for (const key of ['connectTimeoutMs', 'listTimeoutMs', 'callTimeoutMs', 'maxPages'] as const) {
-    const value = config[key];
-    if (value !== undefined) limits[key] = value;
-  }
-  return limits;
 }

@@ -1,42 +1,25 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type {
   ElicitRequest,
   ElicitResult,
   Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import { ConnectionAuth } from './auth/connection-auth.ts';
-import { backoffDelayMs } from '../util/backoff-delay.ts';
 import { PendingWork } from '../util/pending-work.ts';
+import { ServerSignIn } from './auth/server-sign-in.ts';
 import { toCallError } from './call-error.ts';
 import { CallTracker } from './call-tracker.ts';
+import type { McpConnectionSettings } from './connection-settings.ts';
 import { disposeConnection } from './dispose-connection.ts';
-import {
-  answerElicitation,
-  elicitationRequest,
-  type McpElicitationHandler,
-} from './elicitation.ts';
+import { elicitationBridge } from './elicitation-bridge.ts';
+import type { McpElicitationHandler } from './elicitation.ts';
 import { isUnauthorized } from './error-codes.ts';
-import { listAllTools } from './list-all-tools.ts';
+import { LiveClientWatch } from './live-client-watch.ts';
 import { openClient, type OpenedClient } from './open-client.ts';
-import { RelistScheduler } from './relist-scheduler.ts';
+import { ReconnectBackoff } from './reconnect-backoff.ts';
 import { serverUnavailable } from './server-unavailable.ts';
 import type { McpCallResult } from './to-model-output.ts';
 import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from './types.ts';
-
-/** Resolved settings of one server (defaults applied). */
-export type McpConnectionSettings = {
-  connectTimeoutMs: number;
-  listTimeoutMs: number;
-  callTimeoutMs: number;
-  maxPages: number;
-  listChangedDebounceMs: number;
-  reconnect: { initialDelayMs: number; maxDelayMs: number; maxAttempts: number };
-  elicitationTimeoutMs: number;
-  elicitationModes: readonly ('form' | 'url')[];
-};
 
 /**
  * One MCP server: connects, lists every page, follows `list_changed`
@@ -59,25 +42,21 @@ export class McpServerConnection {
   private settings: McpConnectionSettings;
   private onTools: () => void;
   private onEvent: (event: McpEvent) => void;
-  private onElicitation: McpElicitationHandler | undefined;
-  private onAuthorizationRequired: ((url: string | undefined) => void) | undefined;
-  private auth: ConnectionAuth | undefined;
+  private signIn: ServerSignIn;
   private currentState: McpServerState = 'connecting';
   private currentTools: McpTool[] = [];
   private live: OpenedClient | undefined;
   // Identifies the live client: callbacks from a replaced client compare and bail out.
   private generation = 0;
   private error: Error | undefined;
-  private attempts = 0;
+  private backoff: ReconnectBackoff;
   private lifetime = new AbortController();
   private connecting: Promise<unknown> | undefined;
-  private relists: RelistScheduler;
-  private probing = false;
+  private watch: LiveClientWatch;
   private closing: Promise<void> | undefined;
   private disposals = new PendingWork();
   private calls = new CallTracker();
-  // The access token the server last refused; a different one in the store means someone signed in.
-  private refusedToken: string | undefined;
+  private elicit: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
   constructor(options: {
     /** The server's name. */
@@ -103,21 +82,39 @@ export class McpServerConnection {
     this.settings = options.settings;
     this.onTools = options.onTools;
     this.onEvent = options.onEvent;
-    this.onElicitation = options.onElicitation;
-    this.onAuthorizationRequired = options.onAuthorizationRequired;
-    this.relists = new RelistScheduler({
-      debounceMs: options.settings.listChangedDebounceMs,
-      run: () => this.relistOnce(),
+    this.backoff = new ReconnectBackoff({ policy: options.settings.reconnect });
+    this.watch = new LiveClientWatch({
+      server: this.name,
+      settings: options.settings,
+      signal: this.lifetime.signal,
+      emit: event => this.emit(event),
+      current: () =>
+        this.currentState === 'ready' && this.live !== undefined
+          ? { client: this.live.client, generation: this.generation }
+          : undefined,
+      onListed: tools => {
+        this.currentTools = tools;
+        this.emit({ type: 'relisted', server: this.name, tools: tools.length });
+        this.onTools();
+      },
+      onUnauthorized: (cause, generation) => this.needsAuth(cause, generation),
+      onDown: (cause, generation) => this.disconnected(generation, cause),
     });
-    if ('auth' in options.config && options.config.auth !== undefined) {
-      this.auth = new ConnectionAuth({
-        server: this.name,
-        serverUrl: new URL(options.config.url).href,
-        auth: options.config.auth,
-        userId: options.userId,
-        onAuthorizationUrl: () => {},
-      });
-    }
+    this.signIn = new ServerSignIn({
+      server: this.name,
+      config: options.config,
+      userId: options.userId,
+      onAuthorizationRequired: options.onAuthorizationRequired,
+    });
+    this.elicit = elicitationBridge({
+      server: this.name,
+      userId: options.userId,
+      handler: options.onElicitation,
+      timeoutMs: options.settings.elicitationTimeoutMs,
+      calls: this.calls,
+      lifetime: this.lifetime.signal,
+      emit: event => this.emit(event),
+    });
   }
 
   /** The server's current tools, as it names them. */
@@ -136,12 +133,12 @@ export class McpServerConnection {
 
   status(): McpServerStatus {
     const pid = this.live?.pid;
-    const url = this.currentState === 'needs-auth' ? this.auth?.authorizationUrl : undefined;
+    const url = this.currentState === 'needs-auth' ? this.signIn.authorizationUrl : undefined;
     return {
       name: this.name,
       state: this.currentState,
       tools: this.currentTools.length,
-      attempts: this.attempts,
+      attempts: this.backoff.attempts,
       ...(pid === undefined ? {} : { pid }),
       ...(this.error === undefined ? {} : { error: this.error }),
       ...(url === undefined ? {} : { authorizationUrl: url }),
@@ -166,10 +163,9 @@ export class McpServerConnection {
   /** Tries a `failed` server again from scratch; a `needs-auth` one once someone signed in. */
   async retry(abortSignal?: AbortSignal): Promise<void> {
     if (this.currentState === 'needs-auth') {
-      const tokens = await this.auth?.provider.tokens();
-      if (tokens === undefined || tokens.access_token === this.refusedToken) return;
+      if (!(await this.signIn.signedInSince())) return;
     } else if (this.currentState !== 'failed') return;
-    this.attempts = 0;
+    this.backoff.reset();
     await this.start(abortSignal);
     if (this.state === 'ready') this.onTools();
   }
@@ -188,21 +184,15 @@ export class McpServerConnection {
     state?: string | undefined;
     abortSignal?: AbortSignal | undefined;
   }): Promise<void> {
-    if (this.auth === undefined) {
-      throw new McpAuthorizationError({
-        server: this.name,
-        reason: 'no-auth',
-        message: `MCP server "${this.name}" has no \`auth\`; there is no sign-in to finish.`,
-      });
-    }
+    const auth = this.signIn.required();
     if (this.currentState === 'closed') throw this.unavailable();
-    await this.auth.finish({ code, state });
+    await auth.finish({ code, state });
     this.emit({ type: 'authorized', server: this.name });
     await this.connecting?.catch(() => {});
     // A live or reconnecting connection picks the new tokens up on its next request.
     if (this.currentState === 'ready' || this.currentState === 'reconnecting') return;
-    this.refusedToken = undefined;
-    this.attempts = 0;
+    this.signIn.forgetRefused();
+    this.backoff.reset();
     await this.start(abortSignal);
     this.onTools();
     if (this.state !== 'ready') throw this.error ?? this.unavailable();
@@ -210,7 +200,7 @@ export class McpServerConnection {
 
   /** Re-lists every page now (a listing already running is followed by a fresh one). */
   relist(): Promise<void> {
-    return this.relists.now();
+    return this.watch.relist();
   }
 
   /** Calls a tool by its server-side name; maps timeouts, crashes, sign-in and server errors. */
@@ -261,7 +251,7 @@ export class McpServerConnection {
     const wasReady = this.currentState === 'ready';
     this.currentState = 'closed';
     this.generation++;
-    this.relists.cancel();
+    this.watch.cancel();
     const message = `MCP server "${this.name}" was closed.`;
     this.lifetime.abort(new McpConnectionError({ server: this.name, message }));
     this.currentTools = [];
@@ -290,12 +280,12 @@ export class McpServerConnection {
       limits: this.settings,
       signal: abortSignal ? AbortSignal.any([lifetime, abortSignal]) : lifetime,
       onDisposal: disposal => this.track(disposal),
-      auth: this.auth,
+      auth: this.signIn.auth,
       elicitation: this.settings.elicitationModes,
       handlers: {
-        onListChanged: () => this.listChanged(generation),
+        onListChanged: () => this.watch.listChanged(generation),
         onClose: () => this.disconnected(generation, new Error('the connection closed')),
-        onError: error => this.transportError(generation, error),
+        onError: error => this.watch.transportError(generation, error),
         onElicitation: (params, signal) => this.elicit(params, signal),
       },
     });
@@ -313,7 +303,7 @@ export class McpServerConnection {
     this.currentTools = live.tools;
     this.currentState = 'ready';
     this.error = undefined;
-    this.attempts = 0;
+    this.backoff.reset();
     const pid = live.pid === undefined ? {} : { pid: live.pid };
     this.emit({ type: 'connected', server: this.name, tools: live.tools.length, ...pid });
   }
@@ -323,104 +313,22 @@ export class McpServerConnection {
   private async needsAuth(cause: unknown, generation = this.generation): Promise<void> {
     if (generation !== this.generation || this.currentState === 'closed') return;
     this.generation++;
-    this.relists.cancel();
+    this.watch.cancel();
     const live = this.live;
     this.live = undefined;
     if (live !== undefined) this.track(disposeConnection(live));
     const wasReady = this.currentState === 'ready';
     this.currentState = 'needs-auth';
     this.currentTools = [];
-    this.refusedToken = (await this.auth?.provider.tokens())?.access_token;
-    const url = this.auth?.authorizationUrl;
-    this.error = new McpAuthorizationError({
-      server: this.name,
-      reason: 'needs-auth',
-      authorizationUrl: url,
-      cause,
-      message:
-        `MCP server "${this.name}" needs the user to sign in` +
-        (url === undefined ? '.' : ` at ${url}.`),
-    });
+    const { error, url } = await this.signIn.refused(cause);
+    this.error = error;
     this.emit({
       type: 'needs-auth',
       server: this.name,
       ...(url === undefined ? {} : { authorizationUrl: url }),
     });
-    try {
-      this.onAuthorizationRequired?.(url);
-    } catch {
-      // The app's hook must not break the connection's state.
-    }
+    this.signIn.announce(url);
     if (wasReady) this.onTools();
-  }
-
-  private elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    return this.calls.whileUserAnswers(async origin => {
-      const result = await answerElicitation({
-        handler: this.onElicitation,
-        timeoutMs: this.settings.elicitationTimeoutMs,
-        onError: error => this.emit({ type: 'error', server: this.name, error }),
-        request: elicitationRequest({
-          params,
-          origin: {
-            server: this.name,
-            ...(this.userId === undefined ? {} : { userId: this.userId }),
-            ...origin,
-            abortSignal: AbortSignal.any([signal, this.lifetime.signal]),
-          },
-        }),
-      });
-      this.emit({ type: 'elicitation', server: this.name, action: result.action });
-      return result;
-    });
-  }
-
-  private listChanged(generation: number): void {
-    if (generation !== this.generation || this.currentState !== 'ready') return;
-    this.emit({ type: 'list-changed', server: this.name });
-    this.relists.notify();
-  }
-
-  private async relistOnce(): Promise<void> {
-    const live = this.live;
-    const generation = this.generation;
-    if (this.currentState !== 'ready' || live === undefined) return;
-    try {
-      const tools = await listAllTools({
-        client: live.client,
-        server: this.name,
-        timeoutMs: this.settings.listTimeoutMs,
-        maxPages: this.settings.maxPages,
-        abortSignal: this.lifetime.signal,
-      });
-      // A reconnect in the meantime lists on its own; this result may be stale.
-      if (generation !== this.generation) return;
-      this.currentTools = tools;
-      this.emit({ type: 'relisted', server: this.name, tools: tools.length });
-      this.onTools();
-    } catch (error) {
-      if (this.state === 'closed') return;
-      if (isUnauthorized(error)) return void (await this.needsAuth(error, generation));
-      this.emit({ type: 'error', server: this.name, error: error as Error });
-    }
-  }
-
-  // The HTTP transport reports a dead server only as errors (its SSE stream
-  // failing); a ping tells a real outage from a transient hiccup.
-  private transportError(generation: number, error: Error): void {
-    if (generation !== this.generation || this.currentState !== 'ready') return;
-    this.emit({ type: 'error', server: this.name, error });
-    const live = this.live;
-    if (this.probing || live === undefined) return;
-    this.probing = true;
-    live.client
-      .ping({ timeout: Math.min(5_000, this.settings.callTimeoutMs) })
-      .catch((pingError: unknown) =>
-        isUnauthorized(pingError) || isUnauthorized(error)
-          ? this.needsAuth(pingError, generation)
-          : this.disconnected(generation, pingError),
-      )
-      .finally(() => (this.probing = false));
   }
 
   private disconnected(generation: number, cause: unknown): void {
@@ -438,26 +346,27 @@ export class McpServerConnection {
   }
 
   private async reconnect(): Promise<void> {
-    const { initialDelayMs, maxDelayMs, maxAttempts } = this.settings.reconnect;
-    while (this.attempts < maxAttempts) {
-      const attempt = ++this.attempts;
-      const delayMs = backoffDelayMs({ attempt, initialDelayMs, maxDelayMs });
-      this.emit({ type: 'reconnecting', server: this.name, attempt, delayMs });
-      try {
-        await delay(delayMs, undefined, { signal: this.lifetime.signal });
+    const outcome = await this.backoff.run({
+      signal: this.lifetime.signal,
+      onWait: (attempt, delayMs) =>
+        this.emit({ type: 'reconnecting', server: this.name, attempt, delayMs }),
+      attempt: async () => {
         await this.connect();
         this.onTools();
-        return;
-      } catch (error) {
-        if (this.state === 'closed') return;
+      },
+      onFailure: async error => {
+        if (this.state === 'closed') return 'stop';
         if (isUnauthorized(error)) {
           await this.needsAuth(error);
-          return this.onTools();
+          this.onTools();
+          return 'stop';
         }
         this.error = error as Error;
         this.emit({ type: 'error', server: this.name, error: error as Error });
-      }
-    }
+        return 'retry';
+      },
+    });
+    if (outcome === 'ended') return;
     this.currentState = 'failed';
     this.currentTools = [];
     const error = this.error ?? new Error('unknown');
@@ -470,7 +379,7 @@ export class McpServerConnection {
       server: this.name,
       state: this.currentState,
       error: this.error,
-      authorizationUrl: this.auth?.authorizationUrl,
+      authorizationUrl: this.signIn.authorizationUrl,
       ...(tool === undefined ? {} : { tool }),
     });
   }

@@ -1,0 +1,107 @@
+import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import type { McpServerConfig } from '../types.ts';
+import { ConnectionAuth } from './connection-auth.ts';
+
+/**
+ * The sign-in state of one server connection: its {@link ConnectionAuth}
+ * (none for servers without `auth`), the access token the server last
+ * refused (a different one in the store means someone signed in since), the
+ * `needs-auth` error, and the app's `onAuthorizationRequired` hook. Internal
+ * to `McpServerConnection`.
+ *
+ * @example
+ * ```ts
+ * const signIn = new ServerSignIn({ server: 'github', config, userId, onAuthorizationRequired });
+ * const { error, url } = await signIn.refused(cause);
+ * ```
+ */
+export class ServerSignIn {
+  /** What the transport signs in with; undefined for a server without `auth`. */
+  readonly auth: ConnectionAuth | undefined;
+  private server: string;
+  private onAuthorizationRequired: ((url: string | undefined) => void) | undefined;
+  // The access token the server last refused; a different one in the store means someone signed in.
+  private refusedToken: string | undefined;
+
+  constructor(options: {
+    /** The server's name. */
+    server: string;
+    /** How to reach it; only an HTTP config with `auth` signs in. */
+    config: McpServerConfig;
+    /** The user, for servers with per-user `auth`. */
+    userId: string | undefined;
+    /** Told when the user has to sign in. */
+    onAuthorizationRequired: ((url: string | undefined) => void) | undefined;
+  }) {
+    this.server = options.server;
+    this.onAuthorizationRequired = options.onAuthorizationRequired;
+    const { config } = options;
+    if ('auth' in config && config.auth !== undefined) {
+      this.auth = new ConnectionAuth({
+        server: options.server,
+        serverUrl: new URL(config.url).href,
+        auth: config.auth,
+        userId: options.userId,
+        onAuthorizationUrl: () => {},
+      });
+    }
+  }
+
+  /** Where the user signs in, while a sign-in is pending. */
+  get authorizationUrl(): string | undefined {
+    return this.auth?.authorizationUrl;
+  }
+
+  /** True once the store holds an access token other than the one the server refused. */
+  async signedInSince(): Promise<boolean> {
+    const tokens = await this.auth?.provider.tokens();
+    return tokens !== undefined && tokens.access_token !== this.refusedToken;
+  }
+
+  /** The auth to finish a sign-in with; throws {@link McpAuthorizationError} without `auth`. */
+  required(): ConnectionAuth {
+    if (this.auth === undefined) {
+      throw new McpAuthorizationError({
+        server: this.server,
+        reason: 'no-auth',
+        message: `MCP server "${this.server}" has no \`auth\`; there is no sign-in to finish.`,
+      });
+    }
+    return this.auth;
+  }
+
+  /** Forgets the refused token (a sign-in just finished). */
+  forgetRefused(): void {
+    this.refusedToken = undefined;
+  }
+
+  /**
+   * The server refused the user's token (or has none): remembers the token
+   * and returns the `needs-auth` error with the authorization URL.
+   */
+  async refused(
+    cause: unknown,
+  ): Promise<{ error: McpAuthorizationError; url: string | undefined }> {
+    this.refusedToken = (await this.auth?.provider.tokens())?.access_token;
+    const url = this.auth?.authorizationUrl;
+    const error = new McpAuthorizationError({
+      server: this.server,
+      reason: 'needs-auth',
+      authorizationUrl: url,
+      cause,
+      message:
+        `MCP server "${this.server}" needs the user to sign in` +
+        (url === undefined ? '.' : ` at ${url}.`),
+    });
+    return { error, url };
+  }
+
+  /** Tells the app's hook that the user has to sign in. */
+  announce(url: string | undefined): void {
+    try {
+      this.onAuthorizationRequired?.(url);
+    } catch {
+      // The app's hook must not break the connection's state.
+    }
+  }
+}

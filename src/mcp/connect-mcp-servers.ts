@@ -5,7 +5,8 @@ import type { ToolIndex } from '../retrieval/tool-index.ts';
 import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
 import { httpUrl, transportKind } from './create-transport.ts';
 import type { McpElicitationHandler } from './elicitation.ts';
-import { type McpAuthorizationRequest, McpToolbox } from './mcp-toolbox.ts';
+import { McpToolbox } from './mcp-toolbox.ts';
+import type { McpAuthorizationRequest } from './toolbox-options.ts';
 import type { McpNaming } from './tool-names.ts';
 import type { McpEvent, McpReconnectOptions, McpServerConfig, McpToolIndex } from './types.ts';
 

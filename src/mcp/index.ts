@@ -2,7 +2,8 @@
 // processes; the SDK's transports load only when a server of that kind connects. Its errors are
 // also exported here (the same classes as the root entry's).
 export { connectMcpServers, type ConnectMcpServersOptions } from './connect-mcp-servers.ts';
-export { McpToolbox, type McpAuthorizationRequest } from './mcp-toolbox.ts';
+export { McpToolbox } from './mcp-toolbox.ts';
+export type { McpAuthorizationRequest } from './toolbox-options.ts';
 export { createMcpOAuth, type McpOAuth, type McpOAuthOptions } from './auth/create-mcp-oauth.ts';
 export type { McpAuthStore } from './auth/sealed-store.ts';
 export type { McpServerAuth } from './auth/connection-auth.ts';

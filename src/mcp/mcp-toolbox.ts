@@ -1,15 +1,13 @@
 import type { ToolSet } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
-import type { McpElicitationHandler } from './elicitation.ts';
-import { type McpConnectionSettings, serverSettings } from './connection-settings.ts';
+import { serverSettings } from './connection-settings.ts';
+import { configAuth, findAuthConnection } from './find-auth-connection.ts';
 import { McpServerConnection } from './server-connection.ts';
-import type { McpSharedCatalog } from './shared-tool-catalog.ts';
 import { McpToolCatalog } from './tool-catalog.ts';
-import type { McpNaming } from './tool-names.ts';
+import type { McpToolboxOptions } from './toolbox-options.ts';
 import { UserToolboxes } from './user-toolboxes.ts';
 import type {
   McpEvent,
@@ -18,52 +16,6 @@ import type {
   McpSyncResult,
   McpToolIndex,
 } from './types.ts';
-
-/** The user has to sign in to a server: what `onAuthorizationRequired` receives. */
-export type McpAuthorizationRequest = {
-  /** The server's name. */
-  server: string;
-  /** Whose sign-in (per-user servers). */
-  userId?: string;
-  /** Where to send the user; undefined if the provider produced none. */
-  url?: string;
-};
-
-/** Everything a toolbox is made of; `connectMcpServers()` fills it in. */
-export type McpToolboxOptions<TIndex extends McpToolIndex> = {
-  /** Servers by name. */
-  servers: Record<string, McpServerConfig>;
-  /** Index to keep in step. */
-  index: TIndex;
-  /** Defaults for every server (a server's own limits win). */
-  settings: McpConnectionSettings;
-  /** See {@link McpNaming}. */
-  naming: McpNaming;
-  /** Lifecycle events. */
-  onEvent: (event: McpEvent) => void;
-  /** Told when a user has to sign in. */
-  onAuthorizationRequired?: ((request: McpAuthorizationRequest) => void) | undefined;
-  /** Answers servers' elicitations (declined without it). */
-  onElicitation?: McpElicitationHandler | undefined;
-  /** The user of this toolbox; per-user servers connect only with one. */
-  userId?: string | undefined;
-  /** Per-user toolboxes unused this long are closed. */
-  userIdleTimeoutMs: number;
-  /** For `forUser()` toolboxes: the process-wide toolbox's shared servers and catalog. */
-  parent?: McpToolboxParent | undefined;
-};
-
-/** What a `forUser()` toolbox gets from the process-wide one. */
-type McpToolboxParent = {
-  /** The shared servers' connections (not closed by the per-user toolbox). */
-  borrowed: McpServerConnection[];
-  /** Names and index entries shared by every toolbox. */
-  shared: McpSharedCatalog;
-  /** Called when it closes. */
-  onClose: () => void;
-  /** Called on each tool call (idle eviction). */
-  onUse: () => void;
-};
 
 /**
  * Tools from a set of MCP servers, kept current. Create it with
@@ -236,7 +188,15 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     abortSignal?: AbortSignal;
   }): Promise<McpServerStatus> {
     this.assertOpen();
-    const connection = await this.findAuthConnection({ server, state });
+    const connection = await findAuthConnection({
+      own: this.own,
+      borrowed: this.borrowed,
+      perUser: this.perUser,
+      servers: this.options.servers,
+      userId: this.userId,
+      server,
+      state,
+    });
     await connection.finishAuth({ code, state, abortSignal });
     await this.catalog.sync(abortSignal);
     return connection.status();
@@ -333,53 +293,6 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     });
   }
 
-  private async findAuthConnection({
-    server,
-    state,
-  }: {
-    server: string | undefined;
-    state: string | undefined;
-  }): Promise<McpServerConnection> {
-    const candidates = [...this.own, ...this.borrowed];
-    if (server !== undefined) {
-      const found = candidates.find(connection => connection.name === server);
-      if (found !== undefined) return found;
-      const hint = this.perUser.has(server)
-        ? ' It signs in per user: call finishAuth on toolbox.forUser({ userId }).'
-        : '';
-      throw new InvalidArgumentError({
-        argument: 'server',
-        value: server,
-        message: `no MCP server "${server}" in this toolbox.${hint}`,
-      });
-    }
-    for (const connection of this.own) {
-      const auth = configAuth(this.options.servers[connection.name]!);
-      if (!isMcpOAuth(auth) || this.userId === undefined || state === undefined) continue;
-      const name = await auth.callbackServer({ userId: this.userId, state });
-      if (name === connection.name) return connection;
-    }
-    const perUser = this.own.filter(connection => this.perUser.has(connection.name));
-    if (state !== undefined && perUser.length > 0) {
-      throw new McpAuthorizationError({
-        server: perUser.map(connection => connection.name).join(','),
-        reason: 'invalid-state',
-        message:
-          'Cannot finish signing in: this sign-in is unknown, finished, expired or was started ' +
-          'by another user. Start the sign-in again.',
-      });
-    }
-    const waiting = candidates.filter(connection => connection.state === 'needs-auth');
-    if (waiting.length === 1) return waiting[0]!;
-    throw new InvalidArgumentError({
-      argument: 'server',
-      value: server,
-      message:
-        'name the server: the `state` does not identify a sign-in of this user ' +
-        `(${waiting.length} servers wait for one).`,
-    });
-  }
-
   private assertOpen(): void {
     if (this.closing !== undefined) {
       throw new McpConnectionError({
@@ -388,8 +301,4 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       });
     }
   }
-}
-
-function configAuth(config: McpServerConfig): unknown {
-  return 'auth' in config ? config.auth : undefined;
 }

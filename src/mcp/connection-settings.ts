@@ -1,4 +1,5 @@
-import type { McpServerConfig } from './types.ts';
+import type { McpElicitationHandler } from './elicitation.ts';
+import type { McpEvent, McpServerConfig } from './types.ts';
 
 /** Resolved settings of one server (defaults applied). */
 export type McpConnectionSettings = {
@@ -37,3 +38,23 @@ export function serverSettings({
   }
   return { ...defaults, ...limits };
 }
+
+/** What an `McpServerConnection` is made of. */
+export type McpServerConnectionOptions = {
+  /** The server's name. */
+  name: string;
+  /** How to reach it. */
+  config: McpServerConfig;
+  /** Limits, debounce and reconnect policy. */
+  settings: McpConnectionSettings;
+  /** Called when the tool list may have changed. */
+  onTools: () => void;
+  /** Lifecycle events. */
+  onEvent: (event: McpEvent) => void;
+  /** The user, for servers with per-user `auth`. */
+  userId?: string | undefined;
+  /** Answers the server's elicitations (declined without it). */
+  onElicitation?: McpElicitationHandler | undefined;
+  /** Told when the user has to sign in. */
+  onAuthorizationRequired?: ((url: string | undefined) => void) | undefined;
+};

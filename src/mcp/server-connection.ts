@@ -5,17 +5,15 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import { PendingWork } from '../util/pending-work.ts';
 import { ServerSignIn } from './auth/server-sign-in.ts';
 import { toCallError } from './call-error.ts';
 import { CallTracker } from './call-tracker.ts';
-import type { McpConnectionSettings } from './connection-settings.ts';
-import { disposeConnection } from './dispose-connection.ts';
+import type { McpConnectionSettings, McpServerConnectionOptions } from './connection-settings.ts';
+import { ClientSlot } from './client-slot.ts';
 import { elicitationBridge } from './elicitation-bridge.ts';
-import type { McpElicitationHandler } from './elicitation.ts';
 import { isUnauthorized } from './error-codes.ts';
 import { LiveClientWatch } from './live-client-watch.ts';
-import { openClient, type OpenedClient } from './open-client.ts';
+import { openClient } from './open-client.ts';
 import { ReconnectBackoff } from './reconnect-backoff.ts';
 import { serverUnavailable } from './server-unavailable.ts';
 import type { McpCallResult } from './to-model-output.ts';
@@ -45,53 +43,34 @@ export class McpServerConnection {
   private signIn: ServerSignIn;
   private currentState: McpServerState = 'connecting';
   private currentTools: McpTool[] = [];
-  private live: OpenedClient | undefined;
-  // Identifies the live client: callbacks from a replaced client compare and bail out.
-  private generation = 0;
+  private slot: ClientSlot;
   private error: Error | undefined;
   private backoff: ReconnectBackoff;
   private lifetime = new AbortController();
-  private connecting: Promise<unknown> | undefined;
   private watch: LiveClientWatch;
   private closing: Promise<void> | undefined;
-  private disposals = new PendingWork();
   private calls = new CallTracker();
   private elicit: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
-  constructor(options: {
-    /** The server's name. */
-    name: string;
-    /** How to reach it. */
-    config: McpServerConfig;
-    /** Limits, debounce and reconnect policy. */
-    settings: McpConnectionSettings;
-    /** Called when the tool list may have changed. */
-    onTools: () => void;
-    /** Lifecycle events. */
-    onEvent: (event: McpEvent) => void;
-    /** The user, for servers with per-user `auth`. */
-    userId?: string | undefined;
-    /** Answers the server's elicitations (declined without it). */
-    onElicitation?: McpElicitationHandler | undefined;
-    /** Told when the user has to sign in. */
-    onAuthorizationRequired?: ((url: string | undefined) => void) | undefined;
-  }) {
+  constructor(options: McpServerConnectionOptions) {
     this.name = options.name;
     this.userId = options.userId;
     this.config = options.config;
     this.settings = options.settings;
     this.onTools = options.onTools;
     this.onEvent = options.onEvent;
+    this.slot = new ClientSlot({ server: this.name });
     this.backoff = new ReconnectBackoff({ policy: options.settings.reconnect });
     this.watch = new LiveClientWatch({
       server: this.name,
       settings: options.settings,
       signal: this.lifetime.signal,
       emit: event => this.emit(event),
-      current: () =>
-        this.currentState === 'ready' && this.live !== undefined
-          ? { client: this.live.client, generation: this.generation }
-          : undefined,
+      current: () => {
+        const live = this.slot.client;
+        if (this.currentState !== 'ready' || live === undefined) return undefined;
+        return { client: live.client, generation: this.slot.generation };
+      },
       onListed: tools => {
         this.currentTools = tools;
         this.emit({ type: 'relisted', server: this.name, tools: tools.length });
@@ -132,7 +111,7 @@ export class McpServerConnection {
   }
 
   status(): McpServerStatus {
-    const pid = this.live?.pid;
+    const pid = this.slot.client?.pid;
     const url = this.currentState === 'needs-auth' ? this.signIn.authorizationUrl : undefined;
     return {
       name: this.name,
@@ -188,7 +167,7 @@ export class McpServerConnection {
     if (this.currentState === 'closed') throw this.unavailable();
     await auth.finish({ code, state });
     this.emit({ type: 'authorized', server: this.name });
-    await this.connecting?.catch(() => {});
+    await this.slot.opened();
     // A live or reconnecting connection picks the new tokens up on its next request.
     if (this.currentState === 'ready' || this.currentState === 'reconnecting') return;
     this.signIn.forgetRefused();
@@ -210,9 +189,9 @@ export class McpServerConnection {
     abortSignal: AbortSignal | undefined,
     toolCallId?: string,
   ): Promise<McpCallResult> {
-    const live = this.live;
+    const live = this.slot.client;
     if (this.currentState !== 'ready' || live === undefined) throw this.unavailable(tool);
-    const generation = this.generation;
+    const generation = this.slot.generation;
     const { callTimeoutMs } = this.settings;
     const timeout = new McpTimeoutError({
       server: this.name,
@@ -250,56 +229,37 @@ export class McpServerConnection {
   private async shutDown(): Promise<void> {
     const wasReady = this.currentState === 'ready';
     this.currentState = 'closed';
-    this.generation++;
+    this.slot.retire();
     this.watch.cancel();
     const message = `MCP server "${this.name}" was closed.`;
     this.lifetime.abort(new McpConnectionError({ server: this.name, message }));
     this.currentTools = [];
-    // An attempt in flight sees the abort, tears itself down and reports it via track.
-    await this.connecting?.catch(() => {});
-    const live = this.live;
-    this.live = undefined;
-    await disposeConnection({ ...live, terminateSession: wasReady });
-    await this.disposals.settled();
+    await this.slot.close({ terminateSession: wasReady });
   }
 
   private emit(event: McpEvent): void {
     this.onEvent(this.userId === undefined ? event : { ...event, userId: this.userId });
   }
 
-  private track(disposal: Promise<void>): void {
-    this.disposals.track(disposal);
-  }
-
   private async connect(abortSignal?: AbortSignal): Promise<void> {
-    const generation = ++this.generation;
     const lifetime = this.lifetime.signal;
-    const attempt = openClient({
-      server: this.name,
-      config: this.config,
-      limits: this.settings,
-      signal: abortSignal ? AbortSignal.any([lifetime, abortSignal]) : lifetime,
-      onDisposal: disposal => this.track(disposal),
-      auth: this.signIn.auth,
-      elicitation: this.settings.elicitationModes,
-      handlers: {
-        onListChanged: () => this.watch.listChanged(generation),
-        onClose: () => this.disconnected(generation, new Error('the connection closed')),
-        onError: error => this.watch.transportError(generation, error),
-        onElicitation: (params, signal) => this.elicit(params, signal),
-      },
-    });
-    this.connecting = attempt;
-    const live = await attempt.finally(() => (this.connecting = undefined));
-    if (generation !== this.generation) {
-      // close() ran while the listing finished; do not resurrect.
-      this.track(disposeConnection(live));
-      throw new McpConnectionError({
+    const live = await this.slot.open(generation =>
+      openClient({
         server: this.name,
-        message: `MCP server "${this.name}" was closed.`,
-      });
-    }
-    this.live = live;
+        config: this.config,
+        limits: this.settings,
+        signal: abortSignal ? AbortSignal.any([lifetime, abortSignal]) : lifetime,
+        onDisposal: disposal => this.slot.track(disposal),
+        auth: this.signIn.auth,
+        elicitation: this.settings.elicitationModes,
+        handlers: {
+          onListChanged: () => this.watch.listChanged(generation),
+          onClose: () => this.disconnected(generation, new Error('the connection closed')),
+          onError: error => this.watch.transportError(generation, error),
+          onElicitation: (params, signal) => this.elicit(params, signal),
+        },
+      }),
+    );
     this.currentTools = live.tools;
     this.currentState = 'ready';
     this.error = undefined;
@@ -310,13 +270,11 @@ export class McpServerConnection {
 
   // The user has to sign in (again, or for more scope): drop the connection and
   // its tools, keep the authorization URL for status() and the app's hook.
-  private async needsAuth(cause: unknown, generation = this.generation): Promise<void> {
-    if (generation !== this.generation || this.currentState === 'closed') return;
-    this.generation++;
+  private async needsAuth(cause: unknown, generation = this.slot.generation): Promise<void> {
+    if (generation !== this.slot.generation || this.currentState === 'closed') return;
+    this.slot.retire();
     this.watch.cancel();
-    const live = this.live;
-    this.live = undefined;
-    if (live !== undefined) this.track(disposeConnection(live));
+    this.slot.release();
     const wasReady = this.currentState === 'ready';
     this.currentState = 'needs-auth';
     this.currentTools = [];
@@ -332,16 +290,14 @@ export class McpServerConnection {
   }
 
   private disconnected(generation: number, cause: unknown): void {
-    if (generation !== this.generation || this.currentState !== 'ready') return;
-    this.generation++;
+    if (generation !== this.slot.generation || this.currentState !== 'ready') return;
+    this.slot.retire();
     this.currentState = 'reconnecting';
     const why = cause instanceof Error ? cause.message : String(cause);
     const message = `MCP server "${this.name}" disconnected (${why}).`;
     this.error = new McpConnectionError({ server: this.name, cause, message });
     this.emit({ type: 'disconnected', server: this.name, error: this.error });
-    const live = this.live;
-    this.live = undefined;
-    this.track(disposeConnection({ ...live }));
+    this.slot.release();
     void this.reconnect();
   }
 

@@ -8,6 +8,31 @@ import type { McpEvent } from './types.ts';
 /** The connection's ready client and the generation it belongs to. */
 export type CurrentClient = { client: Client; generation: number };
 
+/** What a {@link LiveClientWatch} follows and whom it tells. */
+export type LiveClientWatchOptions = {
+  /** The server's name. */
+  server: string;
+  /** Listing limits, the list_changed debounce and the call timeout (bounds the ping). */
+  settings: {
+    listTimeoutMs: number;
+    maxPages: number;
+    callTimeoutMs: number;
+    listChangedDebounceMs: number;
+  };
+  /** The connection's lifetime: aborted on close. */
+  signal: AbortSignal;
+  /** Lifecycle events. */
+  emit: (event: McpEvent) => void;
+  /** The ready client, if the connection is ready. */
+  current: () => CurrentClient | undefined;
+  /** A re-list of the current client finished. */
+  onListed: (tools: McpTool[]) => void;
+  /** The server refused the user's token. */
+  onUnauthorized: (cause: unknown, generation: number) => Promise<void>;
+  /** The server is gone. */
+  onDown: (cause: unknown, generation: number) => void;
+};
+
 /**
  * Follows a server's live client between connects: `list_changed`
  * (debounced, then a full re-list), re-lists on demand, and transport errors
@@ -21,48 +46,12 @@ export type CurrentClient = { client: Client; generation: number };
  * ```
  */
 export class LiveClientWatch {
-  private server: string;
-  private settings: { listTimeoutMs: number; maxPages: number; callTimeoutMs: number };
-  private signal: AbortSignal;
-  private emit: (event: McpEvent) => void;
-  private current: () => CurrentClient | undefined;
-  private onListed: (tools: McpTool[]) => void;
-  private onUnauthorized: (cause: unknown, generation: number) => Promise<void>;
-  private onDown: (cause: unknown, generation: number) => void;
+  private options: LiveClientWatchOptions;
   private relists: RelistScheduler;
   private probing = false;
 
-  constructor(options: {
-    /** The server's name. */
-    server: string;
-    /** Listing limits, the list_changed debounce and the call timeout (bounds the ping). */
-    settings: {
-      listTimeoutMs: number;
-      maxPages: number;
-      callTimeoutMs: number;
-      listChangedDebounceMs: number;
-    };
-    /** The connection's lifetime: aborted on close. */
-    signal: AbortSignal;
-    /** Lifecycle events. */
-    emit: (event: McpEvent) => void;
-    /** The ready client, if the connection is ready. */
-    current: () => CurrentClient | undefined;
-    /** A re-list of the current client finished. */
-    onListed: (tools: McpTool[]) => void;
-    /** The server refused the user's token. */
-    onUnauthorized: (cause: unknown, generation: number) => Promise<void>;
-    /** The server is gone. */
-    onDown: (cause: unknown, generation: number) => void;
-  }) {
-    this.server = options.server;
-    this.settings = options.settings;
-    this.signal = options.signal;
-    this.emit = options.emit;
-    this.current = options.current;
-    this.onListed = options.onListed;
-    this.onUnauthorized = options.onUnauthorized;
-    this.onDown = options.onDown;
+  constructor(options: LiveClientWatchOptions) {
+    this.options = options;
     this.relists = new RelistScheduler({
       debounceMs: options.settings.listChangedDebounceMs,
       run: () => this.relistOnce(),
@@ -71,8 +60,8 @@ export class LiveClientWatch {
 
   /** The client of `generation` says its tools changed. */
   listChanged(generation: number): void {
-    if (this.current()?.generation !== generation) return;
-    this.emit({ type: 'list-changed', server: this.server });
+    if (this.options.current()?.generation !== generation) return;
+    this.options.emit({ type: 'list-changed', server: this.options.server });
     this.relists.notify();
   }
 
@@ -86,45 +75,47 @@ export class LiveClientWatch {
     this.relists.cancel();
   }
 
-  // The HTTP transport reports a dead server only as errors (its SSE stream
-  // failing); a ping tells a real outage from a transient hiccup.
-  /** The transport of the client of `generation` reported an error. */
+  /**
+   * The transport of the client of `generation` reported an error. The HTTP
+   * transport reports a dead server only as errors (its SSE stream failing);
+   * a ping tells a real outage from a transient hiccup.
+   */
   transportError(generation: number, error: Error): void {
-    const current = this.current();
+    const current = this.options.current();
     if (current?.generation !== generation) return;
-    this.emit({ type: 'error', server: this.server, error });
+    this.options.emit({ type: 'error', server: this.options.server, error });
     if (this.probing) return;
     this.probing = true;
     current.client
-      .ping({ timeout: Math.min(5_000, this.settings.callTimeoutMs) })
+      .ping({ timeout: Math.min(5_000, this.options.settings.callTimeoutMs) })
       .catch((pingError: unknown) =>
         isUnauthorized(pingError) || isUnauthorized(error)
-          ? this.onUnauthorized(pingError, generation)
-          : this.onDown(pingError, generation),
+          ? this.options.onUnauthorized(pingError, generation)
+          : this.options.onDown(pingError, generation),
       )
       .finally(() => (this.probing = false));
   }
 
   private async relistOnce(): Promise<void> {
-    const current = this.current();
+    const current = this.options.current();
     if (current === undefined) return;
     const { generation } = current;
     try {
       const tools = await listAllTools({
         client: current.client,
-        server: this.server,
-        timeoutMs: this.settings.listTimeoutMs,
-        maxPages: this.settings.maxPages,
-        abortSignal: this.signal,
+        server: this.options.server,
+        timeoutMs: this.options.settings.listTimeoutMs,
+        maxPages: this.options.settings.maxPages,
+        abortSignal: this.options.signal,
       });
       // A reconnect in the meantime lists on its own; this result may be stale.
-      if (this.current()?.generation !== generation) return;
-      this.onListed(tools);
+      if (this.options.current()?.generation !== generation) return;
+      this.options.onListed(tools);
     } catch (error) {
       // Aborted exactly when the connection closed.
-      if (this.signal.aborted) return;
-      if (isUnauthorized(error)) return void (await this.onUnauthorized(error, generation));
-      this.emit({ type: 'error', server: this.server, error: error as Error });
+      if (this.options.signal.aborted) return;
+      if (isUnauthorized(error)) return void (await this.options.onUnauthorized(error, generation));
+      this.options.emit({ type: 'error', server: this.options.server, error: error as Error });
     }
   }
 }

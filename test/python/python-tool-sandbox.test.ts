@@ -1,5 +1,5 @@
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
 import Docker from 'dockerode';
 import { UNAVAILABLE_MESSAGE, pythonTool } from '../../src/python/python-tool.ts';
@@ -9,7 +9,7 @@ import {
   SANDBOX_IMAGE,
   describeSandbox,
   docker,
-  expectNoLeakedContainers,
+  suiteSandbox,
 } from '../sandbox/sandbox-availability.ts';
 
 // The python tool and its repair loop against the real Docker + gVisor sandbox:
@@ -17,17 +17,8 @@ import {
 describeSandbox('python tool on the real sandbox', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 2,
-      preimport: [],
-    });
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 2, preimport: [] }, created => {
+    sandbox = created;
   });
 
   it('agent mode: the model sees the real traceback, fixes the code, and gets stdout', async () => {

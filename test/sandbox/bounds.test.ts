@@ -1,31 +1,16 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DockerSandbox, SandboxBusyError } from '../../src/sandbox/index.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { describeSandbox, suiteSandbox } from './sandbox-availability.ts';
 
 describeSandbox('DockerSandbox bounds: waiting runs and open sessions', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 0,
-      maxConcurrentExecutions: 1,
-      maxQueued: 1,
-      maxSessions: 1,
-      preimport: [],
-    });
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
-  });
+  suiteSandbox(
+    { warmPoolSize: 0, maxConcurrentExecutions: 1, maxQueued: 1, maxSessions: 1, preimport: [] },
+    created => {
+      sandbox = created;
+    },
+  );
 
   it('rejects a run with SandboxBusyError when maxQueued runs already wait', async () => {
     let started!: () => void;

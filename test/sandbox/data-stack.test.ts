@@ -1,13 +1,8 @@
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { SANDBOX_IMAGE, describeSandbox, docker, suiteSandbox } from './sandbox-availability.ts';
 
 const SALES_CSV =
   'region,product,amount\nnorth,tea,3\nsouth,tea,5\nnorth,cake,4\nsouth,cake,1\nnorth,tea,2\n';
@@ -24,13 +19,8 @@ async function waitForWarm(sandbox: DockerSandbox, count: number): Promise<void>
 describeSandbox('DockerSandbox under gVisor: the data stack, charts and files', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, warmPoolSize: 1 });
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 1 }, created => {
+    sandbox = created;
   });
 
   it('lists the image packages and pre-imports pandas in a warm container', async () => {

@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DockerSandbox, type SandboxOutputChunk } from '../../src/sandbox/index.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { describeSandbox, docker, suiteSandbox } from './sandbox-availability.ts';
 
 describeSandbox('DockerSandbox under gVisor: results', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 2,
-      preimport: [],
-    });
-    expect(sandbox.runtime).toBe('runsc');
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 2, preimport: [] }, async created => {
+    sandbox = created;
+    expect(created.runtime).toBe('runsc');
   });
 
   it('runs code and returns stdout', async () => {

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
 import { INSTANCE_LABEL } from '../../src/internal.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { describeSandbox, docker, suiteSandbox } from './sandbox-availability.ts';
 
 /**
  * Code that digs the run's record prefix (nonce included) out of its own memory, as hostile
@@ -39,19 +34,8 @@ const forger = (sleepS: number) =>
 describeSandbox('DockerSandbox: the done marker is a hint, never a proof', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 0,
-      maxConcurrentExecutions: 2,
-      preimport: [],
-    });
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 0, maxConcurrentExecutions: 2, preimport: [] }, created => {
+    sandbox = created;
   });
 
   it('keeps the nonce out of the frames, globals and gc-tracked objects the code can reach', async () => {

@@ -1,28 +1,12 @@
-import { afterAll, beforeAll } from 'vitest';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
 import { hostileCodeTests } from './hostile-code-suite.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { describeSandbox, docker, suiteSandbox } from './sandbox-availability.ts';
 
 describeSandbox('DockerSandbox under gVisor: hostile code is contained', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 1,
-      preimport: [],
-    });
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 1, preimport: [] }, created => {
+    sandbox = created;
   });
 
   hostileCodeTests({ sandbox: () => sandbox, docker });

@@ -1,6 +1,10 @@
 import Docker from 'dockerode';
-import { describe, expect, it } from 'vitest';
-import { DEFAULT_SANDBOX_IMAGE } from '../../src/sandbox/index.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_SANDBOX_IMAGE,
+  DockerSandbox,
+  type DockerSandboxOptions,
+} from '../../src/sandbox/index.ts';
 import { listSandboxContainers } from '../../src/internal.ts';
 
 export const SANDBOX_IMAGE = process.env.AI_TOOLBELT_SANDBOX_IMAGE ?? DEFAULT_SANDBOX_IMAGE;
@@ -50,4 +54,25 @@ export function describeSandbox(name: string, body: () => void): void {
 export async function expectNoLeakedContainers(): Promise<void> {
   const left = await listSandboxContainers({ docker, pid: process.pid });
   expect(left.map(c => `${c.Id.slice(0, 12)} ${c.State}`)).toEqual([]);
+}
+
+/**
+ * One DockerSandbox (these tests' image and engine) for the enclosing suite: created before its
+ * tests and handed to `ready` (which may set up more, e.g. a session), closed after them (its
+ * sessions with it) with a
+ * check that this process left no container behind.
+ */
+export function suiteSandbox(
+  options: Omit<DockerSandboxOptions, 'image' | 'docker'>,
+  ready: (sandbox: DockerSandbox) => void | Promise<void>,
+): void {
+  let sandbox: DockerSandbox | undefined;
+  beforeAll(async () => {
+    sandbox = await DockerSandbox.create({ image: SANDBOX_IMAGE, docker, ...options });
+    await ready(sandbox);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await expectNoLeakedContainers();
+  });
 }

@@ -1,5 +1,5 @@
 import { generateText, stepCountIs, tool } from 'ai';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   DockerSandbox,
@@ -8,12 +8,7 @@ import {
   type DockerSandboxSession,
 } from '../../src/sandbox/index.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { describeSandbox, suiteSandbox } from './sandbox-availability.ts';
 
 /** The rejection of `promise` (or undefined if it resolves). */
 async function failure(promise: PromiseLike<unknown>): Promise<Error | undefined> {
@@ -31,19 +26,9 @@ describeSandbox('DockerSandboxSession (Experimental_SandboxSession on gVisor)', 
   let sandbox: DockerSandbox;
   let session: DockerSandboxSession;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 0,
-      preimport: [],
-    });
-    session = await sandbox.createSession();
-  });
-
-  afterAll(async () => {
-    await sandbox?.close(); // closes the session too
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 0, preimport: [] }, async created => {
+    sandbox = created;
+    session = await created.createSession();
   });
 
   it('describes the environment for the agent', () => {

@@ -1,28 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DockerSandbox, SandboxClosedError } from '../../src/sandbox/index.ts';
-import {
-  SANDBOX_IMAGE,
-  describeSandbox,
-  docker,
-  expectNoLeakedContainers,
-} from './sandbox-availability.ts';
+import { SANDBOX_IMAGE, describeSandbox, docker, suiteSandbox } from './sandbox-availability.ts';
 
 describeSandbox('DockerSandbox warm pool', () => {
   let sandbox: DockerSandbox;
 
-  beforeAll(async () => {
-    sandbox = await DockerSandbox.create({
-      image: SANDBOX_IMAGE,
-      docker,
-      warmPoolSize: 4,
-      maxConcurrentExecutions: 4,
-      preimport: [],
-    });
-  });
-
-  afterAll(async () => {
-    await sandbox?.close();
-    await expectNoLeakedContainers();
+  suiteSandbox({ warmPoolSize: 4, maxConcurrentExecutions: 4, preimport: [] }, created => {
+    sandbox = created;
   });
 
   it('runs 50 concurrent executions through a pool of 4, each in its own container', async () => {

@@ -14,7 +14,9 @@ const symbol = Symbol.for(marker);
  * - `engine-error`: the engine answered a call with an error (`statusCode` says which);
  * - `image-missing`: the sandbox image is not on the engine;
  * - `no-engine`: none of several engines can run code (`cause` is an `AggregateError` of
- *   each engine's error).
+ *   each engine's error);
+ * - `interpreter-failed`: a conversation interpreter did not start (its supervisor or kernel
+ *   failed before its first cell; the message quotes what it said).
  *
  * @example
  * ```ts
@@ -27,7 +29,8 @@ export type SandboxUnavailableReason =
   | 'engine-lost'
   | 'engine-error'
   | 'image-missing'
-  | 'no-engine';
+  | 'no-engine'
+  | 'interpreter-failed';
 
 /**
  * The sandbox cannot run code: a Docker engine is not reachable, refused the TLS

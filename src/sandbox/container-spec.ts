@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { containerLabels } from './labels.ts';
+import { type ContainerKind, containerLabels } from './labels.ts';
 
 /** The user and group code runs as: `nobody`, in every container and every exec. */
 export const SANDBOX_USER = '65534:65534';
@@ -36,6 +36,7 @@ export function containerSpec({
   ttlMs,
   kind,
   openStdin,
+  stdinOnce = openStdin,
   init = false,
 }: {
   /** Resource and isolation settings. */
@@ -45,9 +46,14 @@ export function containerSpec({
   /** TTL recorded in the labels for the start-up sweep. */
   ttlMs: number;
   /** What the container is for, recorded in a label. */
-  kind: 'execute' | 'session';
-  /** Keep stdin open for a single attach (code is sent on stdin). */
+  kind: ContainerKind;
+  /** Attach stdin (code is sent on stdin). */
   openStdin: boolean;
+  /**
+   * Close stdin when the first attach ends (default: with `openStdin`). Interpreters keep it
+   * open: every cell is a new attach, from whichever replica serves it.
+   */
+  stdinOnce?: boolean;
   /** Run Docker's init (tini) as PID 1 to reap orphans; long-lived session containers need it. */
   init?: boolean;
 }): Docker.ContainerCreateOptions {
@@ -69,7 +75,7 @@ export function containerSpec({
     AttachStdout: openStdin,
     AttachStderr: openStdin,
     OpenStdin: openStdin,
-    StdinOnce: openStdin,
+    StdinOnce: stdinOnce,
     Tty: false,
     HostConfig: {
       Runtime: limits.runtime,

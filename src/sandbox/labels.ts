@@ -27,8 +27,24 @@ export const HOST_LABEL = 'ai-toolbelt.sandbox.host';
 export const PID_LABEL = 'ai-toolbelt.sandbox.pid';
 /** Epoch ms after which the TTL wrapper has killed the container. */
 export const EXPIRES_LABEL = 'ai-toolbelt.sandbox.expires';
-/** `execute` or `session`. */
+/** `execute`, `session` or `conversation`. */
 export const KIND_LABEL = 'ai-toolbelt.sandbox.kind';
+/**
+ * On conversation interpreters: a keyed hash of the user id (never the id itself), so the
+ * per-user bound counts every replica's interpreters.
+ */
+export const USER_LABEL = 'ai-toolbelt.sandbox.user';
+
+/**
+ * What a sandbox container is for: one run (`execute`), an `Experimental_SandboxSession`
+ * (`session`) or a conversation's long-lived interpreter (`conversation`).
+ *
+ * @example
+ * ```ts
+ * const kind: ContainerKind = 'conversation';
+ * ```
+ */
+export type ContainerKind = 'execute' | 'session' | 'conversation';
 
 /** The labels for a container made by this process that lives at most `ttlMs`. */
 export function containerLabels({
@@ -36,7 +52,7 @@ export function containerLabels({
   kind,
 }: {
   ttlMs: number;
-  kind: 'execute' | 'session';
+  kind: ContainerKind;
 }): Record<string, string> {
   return {
     [SANDBOX_LABEL]: '1',

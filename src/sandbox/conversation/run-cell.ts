@@ -1,0 +1,157 @@
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { createNonce } from '../bootstrap.ts';
+import { dockerCall, isGone } from '../docker-call.ts';
+import { FrameDemuxer } from '../frame-demuxer.ts';
+import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
+import { CellCollector } from './cell-collector.ts';
+import { type CellRequest, CellFrameParser, encodeCell } from './cell-protocol.ts';
+import { attachInterpreter } from './interpreter-container.ts';
+
+/** A cell's outcome, and whether its interpreter is gone (killed, crashed, out of memory). */
+export type CellRun = SandboxResult & { ended: boolean };
+
+type Ending =
+  | { kind: 'done'; exitCode?: number; status?: 'timeout' | 'output-limit' | 'crashed' }
+  | { kind: 'ended' }
+  | { kind: 'stop'; status: 'timeout' | 'output-limit' | 'crashed'; note?: string }
+  | { kind: 'abort'; reason: unknown };
+
+/**
+ * Runs one cell in a live interpreter: attaches to its container, sends the request, streams
+ * the cell's output to `onOutput` and collects its images, files and notes, each checked
+ * against the caps here on the host (the kernel runs the model's code: what it sends is not
+ * trusted). Past a cap, at the deadline, on a broken protocol or an abort, the container is
+ * killed (the conversation is restored in a new one later); the cell then ends `output-limit`,
+ * `timeout` or `crashed` (abort rejects with the signal's reason once the container is dead).
+ *
+ * @example
+ * ```ts
+ * const run = await runCell({ container, secret, request, dockerTimeoutMs: 15_000 });
+ * if (run.ended) forgetInterpreter();
+ * ```
+ */
+export async function runCell({
+  container,
+  secret,
+  request,
+  dockerTimeoutMs,
+  abortSignal,
+  onOutput,
+}: {
+  /** The interpreter's container. */
+  container: Docker.Container;
+  /** The interpreter's secret. */
+  secret: string;
+  /** The cell. */
+  request: CellRequest;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+  /** Aborting kills the interpreter; the promise rejects with the reason. */
+  abortSignal?: AbortSignal | undefined;
+  /** Output as it arrives. */
+  onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+}): Promise<CellRun> {
+  abortSignal?.throwIfAborted();
+  const startedAt = performance.now();
+  const socket: Duplex = await attachInterpreter({ container, dockerTimeoutMs });
+  const requestId = createNonce();
+  const collected = new CellCollector({ request, onOutput });
+  let finish: (ending: Ending) => void = () => {};
+  const ending = new Promise<Ending>(resolve => (finish = resolve));
+  const parser = new CellFrameParser({
+    requestId,
+    allowRecord: bytes => collected.allowRecord(bytes),
+    onFrame: frame => {
+      if (!collected.take(frame)) finish({ kind: 'stop', status: 'output-limit' });
+      else if (frame.type === 'done') finish({ kind: 'done', ...frame.outcome });
+    },
+  });
+  const demuxer = new FrameDemuxer({
+    onPayload: (stream, payload) => {
+      // The supervisor writes only frames to stdout; its stderr is for its own failures.
+      if (stream === 'stdout' && !parser.push(payload)) {
+        const overCap = parser.error === 'a record over the limits';
+        finish(
+          overCap
+            ? { kind: 'stop', status: 'output-limit' }
+            : {
+                kind: 'stop',
+                status: 'crashed',
+                note: `the interpreter broke its protocol (${parser.error})`,
+              },
+        );
+      }
+    },
+  });
+  const onEnd = () => finish({ kind: 'ended' });
+  const onAbort = () => finish({ kind: 'abort', reason: abortSignal?.reason });
+  const timer = setTimeout(() => finish({ kind: 'stop', status: 'timeout' }), request.timeoutMs);
+  try {
+    socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
+    socket.once('end', onEnd).once('close', onEnd).on('error', onEnd);
+    abortSignal?.addEventListener('abort', onAbort, { once: true });
+    if (abortSignal?.aborted) onAbort();
+    for (const chunk of encodeCell({ secret, requestId, request })) socket.write(chunk);
+    const end = await ending;
+    let status: SandboxStatus;
+    let exitCode: number | null = null;
+    let ended = true;
+    if (end.kind === 'done') {
+      status = end.status ?? (end.exitCode === 0 ? 'success' : 'error');
+      exitCode = end.exitCode ?? null;
+      ended = end.status !== undefined;
+    } else if (end.kind === 'ended') {
+      ({ status, exitCode } = await lostDuringCell(container, dockerTimeoutMs));
+    } else {
+      socket.destroy();
+      await kill(container, dockerTimeoutMs);
+      if (end.kind === 'abort') throw end.reason;
+      status = end.status;
+      if (end.note !== undefined) collected.notes.push(end.note);
+    }
+    return {
+      ...collected.result(),
+      status,
+      exitCode,
+      durationMs: Math.round(performance.now() - startedAt),
+      ended,
+    };
+  } finally {
+    clearTimeout(timer);
+    abortSignal?.removeEventListener('abort', onAbort);
+    socket.destroy();
+  }
+}
+
+/** The status of a cell whose interpreter went away mid-cell, from Docker's record of the exit. */
+async function lostDuringCell(
+  container: Docker.Container,
+  dockerTimeoutMs: number,
+): Promise<{ status: SandboxStatus; exitCode: number | null }> {
+  try {
+    const info = await dockerCall({
+      operation: 'container inspect',
+      timeoutMs: dockerTimeoutMs,
+      call: abortSignal => container.inspect({ abortSignal }),
+    });
+    if (info.State.OOMKilled) return { status: 'oom', exitCode: info.State.ExitCode };
+    if (info.State.Running) await kill(container, dockerTimeoutMs);
+    return { status: 'crashed', exitCode: info.State.Running ? null : info.State.ExitCode };
+  } catch (error) {
+    if (isGone(error)) return { status: 'crashed', exitCode: null };
+    throw error;
+  }
+}
+
+async function kill(container: Docker.Container, dockerTimeoutMs: number): Promise<void> {
+  try {
+    await dockerCall({
+      operation: 'container kill',
+      timeoutMs: dockerTimeoutMs,
+      call: abortSignal => container.kill({ signal: 'SIGKILL', abortSignal }),
+    });
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+}

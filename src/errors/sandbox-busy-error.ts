@@ -6,8 +6,9 @@ const symbol = Symbol.for(marker);
 
 /**
  * The sandbox refused new work because a bound was reached: `runs` when `maxQueued` runs
- * already wait for a slot, `sessions` when `maxSessions` sessions are open. Nothing was
- * started; retrying later (or shedding load, e.g. an HTTP 503 with `Retry-After`) is the
+ * already wait for a slot, `sessions` when `maxSessions` sessions are open, `interpreters` when
+ * conversation interpreters are at a bound (`maxInterpreters`, or `maxPerEngine` / `maxPerUser`
+ * with none idle to evict). Nothing was started; retrying later (or shedding load, e.g. an HTTP 503 with `Retry-After`) is the
  * caller's choice.
  *
  * @example
@@ -17,18 +18,26 @@ const symbol = Symbol.for(marker);
  */
 export class SandboxBusyError extends ToolbeltError {
   private readonly [symbol] = true;
-  /** What is full: waiting runs or open sessions. */
-  readonly resource: 'runs' | 'sessions';
-  /** The bound that was reached (`maxQueued` or `maxSessions`). */
+  /** What is full: waiting runs, open sessions or live conversation interpreters. */
+  readonly resource: 'runs' | 'sessions' | 'interpreters';
+  /** The bound that was reached (`maxQueued`, `maxSessions`, or an interpreter bound). */
   readonly limit: number;
 
-  constructor({ resource, limit }: { resource: 'runs' | 'sessions'; limit: number }) {
+  constructor({
+    resource,
+    limit,
+  }: {
+    resource: 'runs' | 'sessions' | 'interpreters';
+    limit: number;
+  }) {
     super({
       name,
       message:
         resource === 'runs'
           ? `The sandbox is busy: ${limit} runs are already waiting for a slot (maxQueued). Try again later.`
-          : `The sandbox is busy: ${limit} sessions are already open (maxSessions). Close one or try again later.`,
+          : resource === 'sessions'
+            ? `The sandbox is busy: ${limit} sessions are already open (maxSessions). Close one or try again later.`
+            : `The sandbox is busy: ${limit} conversation interpreters are live and none is idle to make room (conversations.maxInterpreters / maxPerEngine / maxPerUser). Try again later.`,
     });
     this.resource = resource;
     this.limit = limit;

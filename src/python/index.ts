@@ -1,5 +1,6 @@
 export type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
-export type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
+export type { CellState, PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
+export type { PythonConversation } from './run-python.ts';
 export { pythonTool, type PythonToolOptions } from './python-tool.ts';
 export { repairTimeline, type RepairDataPart } from './repair-timeline.ts';
 export type { PythonArtifact, SaveArtifact } from './python-artifacts.ts';

@@ -27,12 +27,16 @@ export function pythonModelOutput({
   if (output.state === 'failed') {
     const { attempt, status, fingerprint, next: decision, reason } = output;
     return failureOutput({
-      text: output.error,
+      text: output.restored ? `[${output.restored}]\n${output.error}` : output.error,
       record: { attempt, status, fingerprint, decision, reason },
     });
   }
   if (output.state !== 'success') return { type: 'json', value: output };
-  const text = [output.stdout === '' ? '(no output)' : output.stdout, describeArtifacts(output)]
+  const text = [
+    output.restored ? `[${output.restored}]` : '',
+    output.stdout === '' ? '(no output)' : output.stdout,
+    describeArtifacts(output),
+  ]
     .filter(part => part !== '')
     .join('\n');
   type Part = Extract<ToolResultPart['output'], { type: 'content' }>['value'][number];

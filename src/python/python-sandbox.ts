@@ -1,16 +1,17 @@
-import type { Sandbox, SandboxResult } from '../sandbox/types.ts';
+import type { ConversationSandbox, Sandbox, SandboxResult } from '../sandbox/types.ts';
 
 /**
- * What the python tool needs from a sandbox: `execute`. `DockerSandbox` from
- * `ai-toolbelt/sandbox` provides it; errors of the user's code are results
+ * What the python tool needs from a sandbox: `execute`, and `executeCell` for conversation
+ * interpreters. `DockerSandbox` from `ai-toolbelt/sandbox` provides both; errors of the user's code are results
  * (`status`), and only infrastructure failures throw.
  */
-export type PythonSandbox = Pick<Sandbox, 'execute'> & {
-  /** Python distributions in the sandbox (`pandas==1.5.3`), named in the tool's description. */
-  readonly packages?: readonly string[] | undefined;
-  /** The memory limit of a run, named when code runs out of memory. */
-  readonly memoryBytes?: number | undefined;
-};
+export type PythonSandbox = Pick<Sandbox, 'execute'> &
+  Partial<ConversationSandbox> & {
+    /** Python distributions in the sandbox (`pandas==1.5.3`), named in the tool's description. */
+    readonly packages?: readonly string[] | undefined;
+    /** The memory limit of a run, named when code runs out of memory. */
+    readonly memoryBytes?: number | undefined;
+  };
 
 /** The outcome of one run. */
 export type PythonRunResult = SandboxResult;

@@ -21,6 +21,7 @@ export function pythonToolDescription({
   base = BASE_DESCRIPTION,
   packages,
   inputFiles = false,
+  stateful = false,
 }: {
   /** The text before the package list. */
   base?: string;
@@ -28,6 +29,8 @@ export function pythonToolDescription({
   packages?: readonly string[] | undefined;
   /** Whether the app places files under /tmp/inputs. */
   inputFiles?: boolean;
+  /** Whether calls are cells of one interpreter per conversation. */
+  stateful?: boolean;
 }): string {
   const parts = [base];
   if (packages !== undefined && packages.length > 0) {
@@ -39,6 +42,12 @@ export function pythonToolDescription({
     parts.push(
       `Installed Python packages: ${sorted.map(entry => entry.replace('==', ' ')).join(', ')}. ` +
         'Nothing else can be installed (no pip, no network).',
+    );
+  }
+  if (stateful) {
+    parts.push(
+      'Calls in this conversation run like notebook cells in one interpreter: variables, imports ' +
+        'and files under /tmp stay from earlier calls, so do not repeat earlier code.',
     );
   }
   if (inputFiles) {

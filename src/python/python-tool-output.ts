@@ -15,7 +15,7 @@ import type { PythonArtifact } from './python-artifacts.ts';
  */
 export type PythonToolOutput =
   | { state: 'running'; attempt: number; code: string }
-  | {
+  | ({
       state: 'failed';
       attempt: number;
       status: FailureStatus;
@@ -24,9 +24,9 @@ export type PythonToolOutput =
       fingerprint: string;
       next: 'repair' | 'halt';
       reason: RepairReason;
-    }
+    } & CellState)
   | { state: 'repairing'; attempt: number }
-  | {
+  | ({
       state: 'success';
       attempt: number;
       attempts: number;
@@ -39,7 +39,18 @@ export type PythonToolOutput =
       files: PythonArtifact[];
       /** What the sandbox's caps left out. */
       notes: string[];
-    };
+    } & CellState);
+
+/**
+ * With a conversation interpreter: the cell's number, and (once, on the cell after the
+ * interpreter was lost) the line the model reads about how its state was restored.
+ */
+export type CellState = {
+  /** The cell's number in the conversation. */
+  cell?: number;
+  /** E.g. `Python state restored by re-running 4 earlier cells (it had been idle for 10 minutes).` */
+  restored?: string;
+};
 
 /** A streamed state with the tool call it belongs to; see `onAttempt`. */
 export type PythonAttemptEvent = PythonToolOutput & { toolCallId: string };

@@ -10,7 +10,8 @@ import { trimError } from '../repair/trim-error.ts';
 import type { SandboxInputFile } from '../sandbox/types.ts';
 import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
 import { pythonModelOutput } from './python-model-output.ts';
-import type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
+import type { PythonSandbox } from './python-sandbox.ts';
+import { type PythonConversation, checkConversationSupport, runPython } from './run-python.ts';
 import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
 import { trailingFailures } from '../repair/repair-record.ts';
 import type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
@@ -53,6 +54,13 @@ export type PythonToolOptions = RepairPolicy & {
   /** Stores images and files and returns their URLs; without it they travel inline as base64. */
   saveArtifact?: SaveArtifact;
   /**
+   * Run each call as the next cell of the conversation's long-lived interpreter (globals,
+   * imports and files persist between calls; needs a sandbox with `executeCell`, such as
+   * `DockerSandbox`): the conversation and its user, or a function of the call that returns
+   * them. Calls without one run one-shot, each in a fresh interpreter.
+   */
+  conversation?: PythonConversation;
+  /**
    * Give the model the images as image content (it can then read the chart). Models that
    * take no images in tool results need `toolResultImagesMiddleware()`, which swaps them
    * for a short text.
@@ -90,6 +98,7 @@ export function pythonTool({
   files,
   saveArtifact,
   modelImages = true,
+  conversation,
   ...policy
 }: PythonToolOptions) {
   if (sandbox == null || typeof sandbox.execute !== 'function') {
@@ -114,6 +123,7 @@ export function pythonTool({
       message: 'expected an array of { path, data } or a function returning one',
     });
   }
+  checkConversationSupport(sandbox, conversation);
   const packagesOf = (sandbox as { packages?: readonly string[] }).packages;
 
   return tool({
@@ -125,13 +135,14 @@ export function pythonTool({
           base: BASE_DESCRIPTION,
           packages: (sandbox as { packages?: readonly string[] }).packages ?? packagesOf,
           inputFiles: files !== undefined,
+          stateful: conversation !== undefined,
         })
       );
     },
     inputSchema: z.object({ code: z.string().describe('The complete Python 3 program to run.') }),
     async *execute(
       { code },
-      { toolCallId, messages, abortSignal },
+      { toolCallId, messages, abortSignal, context },
     ): AsyncGenerator<PythonToolOutput> {
       const emit = (output: PythonToolOutput): PythonToolOutput => {
         onAttempt?.(
@@ -154,13 +165,11 @@ export function pythonTool({
       let current = code;
       for (;;) {
         yield emit({ state: 'running', attempt, code: current });
-        let result: PythonRunResult;
+        let result: Awaited<ReturnType<typeof runPython>>;
         try {
-          const inputFiles = typeof files === 'function' ? await files({ toolCallId }) : files;
-          result = await sandbox.execute(current, {
-            timeoutMs,
-            ...(abortSignal ? { abortSignal } : {}),
-            ...(inputFiles !== undefined && inputFiles.length > 0 ? { files: inputFiles } : {}),
+          result = await runPython({
+            ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
+            call: { toolCallId, messages, context },
           });
         } catch (error) {
           // Aborts end the call as they are; code over the size limit is the model's to fix.
@@ -206,6 +215,7 @@ export function pythonTool({
             code: current,
             ...artifacts,
             notes: result.notes ?? [],
+            ...stateOf(result),
           });
           return;
         }
@@ -227,6 +237,7 @@ export function pythonTool({
           fingerprint,
           next: decision,
           reason,
+          ...stateOf(result),
         });
         if (decision === 'halt' || !repair) return;
         previousFingerprint = fingerprint;
@@ -243,6 +254,14 @@ export function pythonTool({
     // The model needs the output (and the charts), not the bookkeeping.
     toModelOutput: ({ output }) => pythonModelOutput({ output, images: modelImages }),
   });
+}
+
+/** The conversation fields of an output: the cell's number, and how lost state was restored. */
+function stateOf(result: { cell?: number; restored?: { summary: string } }) {
+  return {
+    ...(result.cell !== undefined ? { cell: result.cell } : {}),
+    ...(result.restored !== undefined ? { restored: result.restored.summary } : {}),
+  };
 }
 
 /** What the model reads when the sandbox cannot run code (never the host's details). */

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+import type { ConversationOptions } from './conversation/conversation-options.ts';
 import { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 import {
   resolveFleetOptions,
@@ -71,11 +72,16 @@ export type DockerSandboxOptions = FleetOptions & {
   sweepOnStart?: boolean;
   /** Told about each container that could not be removed (default: a process warning). */
   onCleanupError?: (error: SandboxCleanupError) => void;
+  /**
+   * Conversation interpreters (`executeCell`, `pythonTool({ conversation })`): where their
+   * handles and history live (`store`, `encryptionKey`), idle expiry, bounds and limits.
+   */
+  conversations?: ConversationOptions;
 };
 
 /** `DockerSandboxOptions` with every default filled in. */
 export type ResolvedDockerSandboxOptions = Required<
-  Omit<DockerSandboxOptions, 'onCleanupError' | keyof FleetOptions>
+  Omit<DockerSandboxOptions, 'onCleanupError' | 'conversations' | keyof FleetOptions>
 > &
   Pick<DockerSandboxOptions, 'onCleanupError'> &
   ResolvedFleetOptions;
@@ -108,6 +114,7 @@ export function resolveDockerSandboxOptions({
   maxSessions = 16,
   sweepOnStart = true,
   onCleanupError,
+  conversations: _conversations,
   ...fleet
 }: DockerSandboxOptions = {}): ResolvedDockerSandboxOptions {
   for (const [argument, value, min] of [

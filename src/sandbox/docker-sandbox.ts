@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { CodeTooLargeError } from '../errors/code-too-large-error.ts';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
@@ -16,8 +14,20 @@ import type { SandboxEngineStatus } from './engine-types.ts';
 import { EngineSet } from './engine-set.ts';
 import { runOnFleet } from './fleet-run.ts';
 import { startSessionOnFleet } from './fleet-session.ts';
-import { resolveInputFiles } from './input-files.ts';
-import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
+import { checkRunArguments } from './run-arguments.ts';
+import { ConversationInterpreters } from './conversation/conversation-interpreters.ts';
+import {
+  type ResolvedConversationOptions,
+  resolveConversationOptions,
+} from './conversation/conversation-options.ts';
+import type {
+  ConversationSandbox,
+  Sandbox,
+  SandboxCellOptions,
+  SandboxCellResult,
+  SandboxExecuteOptions,
+  SandboxResult,
+} from './types.ts';
 
 /**
  * Runs Python in one-use Docker containers under gVisor, hardened (no
@@ -36,7 +46,7 @@ import type { Sandbox, SandboxExecuteOptions, SandboxResult } from './types.ts';
  * console.log(result.status, result.stdout); // success 45
  * ```
  */
-export class DockerSandbox implements Sandbox {
+export class DockerSandbox implements Sandbox, ConversationSandbox {
   /**
    * Random id of this sandbox, on every container it makes (label
    * `ai-toolbelt.sandbox.instance`): what it removes on close, and what other replicas
@@ -47,6 +57,8 @@ export class DockerSandbox implements Sandbox {
   private readonly engines: EngineSet;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private readonly sessions = new Set<DockerSandboxSession>();
+  private readonly conversationOptions: ResolvedConversationOptions;
+  private interpreters: ConversationInterpreters | undefined;
   /** Sessions being started (they count against `maxSessions` too). */
   private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
@@ -54,6 +66,7 @@ export class DockerSandbox implements Sandbox {
 
   constructor(options: DockerSandboxOptions = {}) {
     this.options = resolveDockerSandboxOptions(options);
+    this.conversationOptions = resolveConversationOptions(options.conversations ?? {});
     const engines: Engine[] = this.options.engines.map(
       address =>
         new Engine({
@@ -148,45 +161,12 @@ export class DockerSandbox implements Sandbox {
    * Infrastructure failures reject with typed errors naming the engine (see README).
    */
   async execute(code: string, options: SandboxExecuteOptions = {}): Promise<SandboxResult> {
-    const {
-      timeoutMs = this.options.defaultTimeoutMs,
-      abortSignal,
-      onOutput,
-      files,
-    } = options ?? {};
     if (this.closed) throw new SandboxClosedError();
-    if (typeof code !== 'string') {
-      throw new InvalidArgumentError({
-        argument: 'code',
-        value: code,
-        message: 'must be a string of Python source',
-      });
-    }
-    const bytes = Buffer.byteLength(code, 'utf8');
-    if (bytes > this.options.maxCodeBytes)
-      throw new CodeTooLargeError({ bytes, maxBytes: this.options.maxCodeBytes });
-    if (
-      typeof timeoutMs !== 'number' ||
-      !(timeoutMs > 0) ||
-      timeoutMs > this.options.maxTimeoutMs
-    ) {
-      throw new InvalidArgumentError({
-        argument: 'timeoutMs',
-        value: timeoutMs,
-        message: `must be a positive number of milliseconds, at most maxTimeoutMs (${this.options.maxTimeoutMs})`,
-      });
-    }
-    if (onOutput !== undefined && typeof onOutput !== 'function') {
-      throw new InvalidArgumentError({
-        argument: 'onOutput',
-        value: onOutput,
-        message: 'must be a function',
-      });
-    }
-    const inputFiles = resolveInputFiles({
-      files,
-      maxFiles: this.options.maxInputFiles,
-      maxBytes: this.options.maxInputBytes,
+    const { abortSignal, onOutput } = options ?? {};
+    const { timeoutMs, files: inputFiles } = checkRunArguments({
+      code,
+      options: options ?? {},
+      sandbox: this.options,
     });
     abortSignal?.throwIfAborted();
     await this.ready();
@@ -201,13 +181,68 @@ export class DockerSandbox implements Sandbox {
     const { maxOutputBytes, dockerTimeoutMs, maxImages, maxOutputFiles, maxArtifactBytes } =
       this.options;
     const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes };
-    const run = runOnFleet({
-      ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
-      ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput },
+    return this.track(controller, () =>
+      runOnFleet({
+        ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
+        ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput },
+      }),
+    );
+  }
+
+  /**
+   * Runs `code` as the next cell of a conversation's long-lived interpreter (see
+   * `ConversationSandbox` and the `conversations` option): globals, imports and files under
+   * /tmp persist between cells, from any replica that shares the store and engines. A lost
+   * interpreter (idle expiry, a timeout, out of memory, its engine gone) is rebuilt by re-running
+   * the conversation's kept cells first; `restored` says so. Same limits and errors as `execute`,
+   * plus `SandboxBusyError` (`interpreters`).
+   *
+   * @example
+   * ```ts
+   * const conversation = { id: chatId, userId };
+   * await sandbox.executeCell('import pandas as pd; df = pd.DataFrame({"m": [1, 2]})', { conversation });
+   * const { stdout } = await sandbox.executeCell('print(df.m.sum())', { conversation }); // 3
+   * ```
+   */
+  async executeCell(code: string, options: SandboxCellOptions): Promise<SandboxCellResult> {
+    if (this.closed) throw new SandboxClosedError();
+    const { abortSignal, onOutput, conversation } = options ?? ({} as SandboxCellOptions);
+    const { timeoutMs, files } = checkRunArguments({ code, options, sandbox: this.options });
+    abortSignal?.throwIfAborted();
+    await this.ready();
+    if (this.closed) throw new SandboxClosedError();
+    const controller = new AbortController();
+    const signal =
+      abortSignal === undefined
+        ? controller.signal
+        : AbortSignal.any([abortSignal, controller.signal]);
+    const { maxOutputBytes, maxImages, maxOutputFiles, maxArtifactBytes } = this.options;
+    this.interpreters ??= new ConversationInterpreters({
+      engines: this.engines,
+      options: this.conversationOptions,
+      preimport: this.options.preimport,
+      dockerTimeoutMs: this.options.dockerTimeoutMs,
     });
-    this.inFlight.set(controller, run);
+    const interpreters = this.interpreters;
+    const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes, notes: 20 };
+    return this.track(controller, () =>
+      interpreters.run({
+        code,
+        conversation,
+        files,
+        limits: { caps, timeoutMs, maxOutputBytes, maxRecords: caps.images + caps.files + 20 },
+        abortSignal: signal,
+        onOutput,
+      }),
+    );
+  }
+
+  /** Runs work that close() aborts (through `controller`) and waits for. */
+  private async track<T>(controller: AbortController, work: () => Promise<T>): Promise<T> {
+    const running = work();
+    this.inFlight.set(controller, running);
     try {
-      return await run;
+      return await running;
     } finally {
       this.inFlight.delete(controller);
     }

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
+import { KIND_LABEL } from './labels.ts';
 import { listSandboxContainers, removeContainers, sweepStaleContainers } from './sweep.ts';
 
 /**
@@ -16,6 +17,7 @@ export async function removeInstanceContainers({
   docker,
   instanceId,
   dockerTimeoutMs,
+  keepInterpreters = false,
 }: {
   /** The engine's client. */
   docker: Docker;
@@ -23,8 +25,13 @@ export async function removeInstanceContainers({
   instanceId: string;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
+  /** Leave running conversation interpreters alone (other replicas may be using them). */
+  keepInterpreters?: boolean;
 }): Promise<{ id: string; cause: unknown }[]> {
-  const leftovers = await listSandboxContainers({ docker, instanceId, dockerTimeoutMs });
+  const leftovers = (await listSandboxContainers({ docker, instanceId, dockerTimeoutMs })).filter(
+    info =>
+      !keepInterpreters || info.Labels[KIND_LABEL] !== 'conversation' || info.State !== 'running',
+  );
   const { failed } = await removeContainers({
     docker,
     ids: leftovers.map(info => info.Id),

@@ -213,8 +213,9 @@ export class Engine implements EngineLink {
     this.packages = packages;
     this.limits = { ...options, runtime, labels: { [INSTANCE_LABEL]: this.instanceId } };
     // Everything of this instance on the engine predates the outage: its runs and sessions
-    // were failed when the engine was taken out.
-    if (this.admissions > 0) await this.removeLeftovers();
+    // were failed when the engine was taken out. Live interpreters belong to conversations
+    // that other replicas may be serving: they stay.
+    if (this.admissions > 0) await this.removeLeftovers({ keepInterpreters: true });
     if (options.sweepOnStart || this.admissions > 0) await this.sweepExpired();
     if ((this.state as SandboxEngineStatus['state']) === 'closed') return;
     this.admissions++;
@@ -278,12 +279,13 @@ export class Engine implements EngineLink {
     this.deferred.set(container.id, container);
   }
 
-  private async removeLeftovers(): Promise<void> {
+  private async removeLeftovers({ keepInterpreters = false } = {}): Promise<void> {
     const { dockerTimeoutMs } = this.options;
     const failed = await removeInstanceContainers({
       docker: this.docker,
       instanceId: this.instanceId,
       dockerTimeoutMs,
+      keepInterpreters,
     });
     this.deferred.clear();
     for (const { id, cause } of failed) this.cleanup.fail(id, cause);

@@ -4,6 +4,7 @@ export type * from './types.ts';
 export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
+export type { ConversationOptions } from './conversation/conversation-options.ts';
 export type { FleetOptions } from './fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
 export type { SandboxEngineStatus } from './engine-types.ts';

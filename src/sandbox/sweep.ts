@@ -2,7 +2,14 @@ import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { dockerCall, isGone } from './docker-call.ts';
-import { EXPIRES_LABEL, HOST_LABEL, INSTANCE_LABEL, PID_LABEL, SANDBOX_LABEL } from './labels.ts';
+import {
+  EXPIRES_LABEL,
+  HOST_LABEL,
+  INSTANCE_LABEL,
+  KIND_LABEL,
+  PID_LABEL,
+  SANDBOX_LABEL,
+} from './labels.ts';
 
 /**
  * Lists an engine's sandbox containers (any state): all of them, those of one sandbox
@@ -73,9 +80,10 @@ export async function removeContainers({
 }
 
 /**
- * Removes sandbox containers whose expiry label has passed by more than `clockSkewMs`: their
+ * Removes sandbox containers whose expiry label has passed by more than `clockSkewMs` (their
  * TTL wrapper has killed them, so whoever made them (this process, another replica, a
- * crashed one) no longer uses them. It never judges by host name or PID, so replicas sharing
+ * crashed one) no longer uses them) and conversation interpreters that have stopped (idle
+ * expiry, killed: they are never started again). It never judges by host name or PID, so replicas sharing
  * an engine never remove each other's live containers. Returns the removed IDs; removal
  * failures are thrown together (`SandboxCleanupError`).
  *
@@ -99,7 +107,12 @@ export async function sweepStaleContainers({
   const now = Date.now();
   const stale = (await listSandboxContainers({ docker, dockerTimeoutMs })).filter(info => {
     const expires = Number(info.Labels[EXPIRES_LABEL]);
-    return Number.isFinite(expires) && expires + clockSkewMs < now;
+    // A conversation interpreter that stopped (idle expiry, killed) is never started again:
+    // the next cell of its conversation restores into a new one.
+    const stopped =
+      info.Labels[KIND_LABEL] === 'conversation' &&
+      (info.State === 'exited' || info.State === 'dead');
+    return stopped || (Number.isFinite(expires) && expires + clockSkewMs < now);
   });
   const { removed, failed } = await removeContainers({
     docker,

@@ -161,3 +161,93 @@ export interface Sandbox extends AsyncDisposable {
   /** Stops accepting work, removes every container, and reports removal failures. */
   close(): Promise<void>;
 }
+
+/**
+ * Whose conversation a cell belongs to: the app's conversation id (e.g. `useChat`'s chat id)
+ * and the signed-in user's id. An interpreter is bound to its user: another user's request
+ * with the same conversation id gets an interpreter of its own.
+ *
+ * @example
+ * ```ts
+ * const conversation: SandboxConversation = { id: body.id, userId: session.user.id };
+ * ```
+ */
+export type SandboxConversation = {
+  /** The conversation (chat) id. */
+  id: string;
+  /** The user the conversation belongs to. */
+  userId: string;
+};
+
+/**
+ * Options of one `executeCell` call: those of `execute` plus the conversation. Input files
+ * are placed once: a file sent again unchanged is not sent again.
+ *
+ * @example
+ * ```ts
+ * const options: SandboxCellOptions = { conversation: { id: chatId, userId }, timeoutMs: 10_000 };
+ * ```
+ */
+export type SandboxCellOptions = SandboxExecuteOptions & {
+  /** The conversation whose interpreter runs the cell. */
+  conversation: SandboxConversation;
+};
+
+/**
+ * How a lost interpreter was rebuilt before a cell: the conversation's earlier successful
+ * cells were run again (`replay`), in order, in a new interpreter, with its input files.
+ *
+ * @example
+ * ```ts
+ * if (result.restored) console.log(result.restored.summary); // state restored by re-running 4 earlier cells
+ * ```
+ */
+export type InterpreterRestore = {
+  /** Always `replay` (gVisor checkpoints do not survive Docker here; see docs/sandbox.md). */
+  method: 'replay';
+  /** Why the interpreter was gone: idle expiry, stopped (killed, crashed, out of memory, evicted) or its engine is unreachable. */
+  reason: 'idle' | 'stopped' | 'engine';
+  /** Earlier cells that ran again successfully. */
+  cells: number;
+  /** Earlier cells that failed when run again (what they defined is missing). */
+  failed: Array<{ cell: number; status: SandboxStatus; error: string }>;
+  /** Earlier cells not kept for restoring (over `maxHistoryBytes`). */
+  dropped: number;
+  /** Input files that could not be put back (not kept, or expired). */
+  missingFiles: string[];
+  /** Time spent restoring. */
+  ms: number;
+  /** One line for the model, e.g. `state restored by re-running 4 earlier cells`. */
+  summary: string;
+};
+
+/**
+ * The outcome of one cell: a `SandboxResult` plus the cell's number and, when the
+ * interpreter had been lost, how its state was restored.
+ *
+ * @example
+ * ```ts
+ * const result = await sandbox.executeCell('print(df.shape)', { conversation });
+ * ```
+ */
+export type SandboxCellResult = SandboxResult & {
+  /** The cell's number in the conversation, from 1. */
+  cell: number;
+  /** Set when the interpreter was rebuilt before this cell. */
+  restored?: InterpreterRestore;
+};
+
+/**
+ * A sandbox that keeps one live interpreter per conversation (`DockerSandbox` does): cells of
+ * the same conversation share globals, imports and files under /tmp.
+ *
+ * @example
+ * ```ts
+ * await sandbox.executeCell('import pandas as pd; df = pd.read_csv("/tmp/inputs/a.csv")', { conversation });
+ * const { stdout } = await sandbox.executeCell('print(len(df))', { conversation });
+ * ```
+ */
+export interface ConversationSandbox {
+  /** Runs `code` as the next cell of the conversation's interpreter (started or restored as needed). */
+  executeCell(code: string, options: SandboxCellOptions): Promise<SandboxCellResult>;
+}

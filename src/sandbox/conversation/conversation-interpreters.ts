@@ -1,0 +1,242 @@
+import type Docker from 'dockerode';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import { dockerCall, isGone } from '../docker-call.ts';
+import type { EngineSet } from '../engine-set.ts';
+import { USER_LABEL } from '../labels.ts';
+import type {
+  InterpreterRestore,
+  SandboxCellResult,
+  SandboxConversation,
+  SandboxOutputChunk,
+} from '../types.ts';
+import type { CellRequest } from './cell-protocol.ts';
+import { ConversationHistory, type InterpreterHandle, type Owner } from './conversation-history.ts';
+import type { ResolvedConversationOptions } from './conversation-options.ts';
+import {
+  type KnownInterpreter,
+  type PlacedInterpreter,
+  placeInterpreter,
+} from './interpreter-placement.ts';
+import { replayHistory } from './replay-history.ts';
+import { runCell } from './run-cell.ts';
+
+/** A cell as `DockerSandbox#executeCell` hands it on, already checked. */
+export type CellCall = {
+  code: string;
+  conversation: SandboxConversation;
+  files: ReadonlyArray<{ path: string; data: Uint8Array }>;
+  limits: Omit<CellRequest, 'code' | 'files' | 'replay'>;
+  abortSignal: AbortSignal;
+  onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+};
+
+/**
+ * The conversation interpreters of one `DockerSandbox`: finds a conversation's live
+ * interpreter through its handle in the store (whichever replica started it), starts one
+ * when there is none, restores a lost one by replaying the conversation's kept cells, runs
+ * the cell, and records it. Cells of one conversation run one at a time in this process.
+ *
+ * @example
+ * ```ts
+ * const interpreters = new ConversationInterpreters({ engines, options, preimport, dockerTimeoutMs });
+ * const result = await interpreters.run({ code, conversation, files: [], limits, abortSignal });
+ * ```
+ */
+export class ConversationInterpreters {
+  private readonly engines: EngineSet;
+  private readonly options: ResolvedConversationOptions;
+  private readonly preimport: readonly string[];
+  private readonly dockerTimeoutMs: number;
+  private readonly history: ConversationHistory;
+  /** Interpreters this process used, for eviction order. */
+  private readonly known = new Map<string, KnownInterpreter>();
+  /** The tail of each conversation's queue of cells in this process. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor({
+    engines,
+    options,
+    preimport,
+    dockerTimeoutMs,
+  }: {
+    /** Where interpreters run. */
+    engines: EngineSet;
+    /** Store, bounds and limits. */
+    options: ResolvedConversationOptions;
+    /** Modules a new interpreter imports before its first cell. */
+    preimport: readonly string[];
+    /** Deadline of each Docker call. */
+    dockerTimeoutMs: number;
+  }) {
+    this.engines = engines;
+    this.options = options;
+    this.preimport = preimport;
+    this.dockerTimeoutMs = dockerTimeoutMs;
+    this.history = new ConversationHistory({ options });
+  }
+
+  /** Runs one cell in its conversation's interpreter (after the conversation's earlier cells in this process). */
+  run(call: CellCall): Promise<SandboxCellResult> {
+    const { id, userId } = checkConversation(call.conversation);
+    const key = JSON.stringify([userId, id]);
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const result = previous.then(() =>
+      this.runNow({ ...call, owner: { userId, conversationId: id } }),
+    );
+    const tail = result.catch(() => {});
+    this.queues.set(key, tail);
+    void tail.then(() => {
+      if (this.queues.get(key) === tail) this.queues.delete(key);
+    });
+    return result;
+  }
+
+  private async runNow(call: CellCall & { owner: Owner }): Promise<SandboxCellResult> {
+    const { owner, abortSignal, limits } = call;
+    const userHash = await this.history.userHash(owner.userId);
+    const stored = await this.history.load(owner);
+    const reached = stored === undefined ? undefined : await this.reach(stored, userHash);
+    if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
+      return this.runIn({ call, handle: stored, live: reached, restored: undefined, carried: [] });
+    }
+    let live = await this.place(userHash, abortSignal);
+    const handle = newHandle(live, stored);
+    if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
+      return this.runIn({ call, handle, live, restored: undefined, carried: [] });
+    }
+    const replay = await replayHistory({
+      ...{ placed: live, handle, owner, history: this.history, limits, abortSignal },
+      reason: reached !== undefined && 'lost' in reached ? reached.lost : 'stopped',
+      dockerTimeoutMs: this.dockerTimeoutMs,
+      idleMs: this.options.idleMs,
+    });
+    if (!replay.ended) {
+      return this.runIn({
+        ...{ call, handle, live, restored: replay.restore },
+        carried: replay.pendingFiles,
+      });
+    }
+    // A kept cell stopped the new interpreter again: starting empty beats failing the user's
+    // cell, and the history that cannot be restored is dropped (the summary says so).
+    live = await this.place(userHash, abortSignal);
+    const empty = { ...newHandle(live, undefined), cellCount: handle.cellCount };
+    return this.runIn({ call, handle: empty, live, restored: replay.restore, carried: [] });
+  }
+
+  private async runIn({
+    call,
+    handle,
+    live,
+    restored,
+    carried,
+  }: {
+    call: CellCall & { owner: Owner };
+    handle: InterpreterHandle;
+    live: PlacedInterpreter;
+    restored: InterpreterRestore | undefined;
+    carried: Array<{ path: string; data: Uint8Array }>;
+  }): Promise<SandboxCellResult> {
+    const { owner, code, abortSignal, onOutput, limits } = call;
+    const fresh = await this.history.addInputs(owner, handle, call.files);
+    const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
+    const known = { usedAt: Date.now(), busy: true };
+    this.known.set(live.container.id, known);
+    try {
+      const run = await runCell({
+        container: live.container,
+        secret: live.secret,
+        request: { ...limits, code, files, replay: false },
+        dockerTimeoutMs: this.dockerTimeoutMs,
+        abortSignal,
+        onOutput,
+      });
+      const cell = ++handle.cellCount;
+      if (run.status === 'success') this.history.keepCell(handle, { n: cell, code });
+      handle.usedAt = Date.now();
+      if (run.ended) this.known.delete(live.container.id);
+      await this.history.save(owner, handle);
+      const { ended: _, ...result } = run;
+      live.engine.runs++;
+      return { ...result, cell, ...(restored ? { restored } : {}) };
+    } catch (error) {
+      this.known.delete(live.container.id);
+      throw error;
+    } finally {
+      known.busy = false;
+      known.usedAt = Date.now();
+    }
+  }
+
+  /** The live interpreter a handle names, or why it is gone. */
+  private async reach(
+    handle: InterpreterHandle,
+    userHash: string,
+  ): Promise<PlacedInterpreter | { lost: InterpreterRestore['reason'] }> {
+    const engine = this.engines.engines.find(e => e.name === handle.engine && e.state === 'up');
+    if (engine === undefined) return { lost: 'engine' };
+    const container = engine.docker.getContainer(handle.containerId);
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await dockerCall({
+        operation: 'container inspect',
+        timeoutMs: this.dockerTimeoutMs,
+        call: abortSignal => container.inspect({ abortSignal }),
+      });
+    } catch (error) {
+      if (isGone(error)) return { lost: 'stopped' };
+      engine.toError(error);
+      return { lost: 'engine' };
+    }
+    // Bound to its user: a handle can only reach an interpreter labelled with the same user.
+    if (info.Config.Labels?.[USER_LABEL] !== userHash) return { lost: 'stopped' };
+    if (!info.State.Running) {
+      this.known.delete(handle.containerId);
+      void engine.cleanup.remove(container);
+      // The supervisor exits 0 only when idle for `idleMs`.
+      return { lost: info.State.ExitCode === 0 && !info.State.OOMKilled ? 'idle' : 'stopped' };
+    }
+    return { engine, container, secret: handle.secret, startedAt: handle.startedAt };
+  }
+
+  private async place(userHash: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    return await placeInterpreter({
+      ...{ engines: this.engines, options: this.options, preimport: this.preimport, userHash },
+      ...{ known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+    });
+  }
+}
+
+function newHandle(
+  placed: PlacedInterpreter,
+  previous: InterpreterHandle | undefined,
+): InterpreterHandle {
+  return {
+    v: 1,
+    engine: placed.engine.name,
+    containerId: placed.container.id,
+    secret: placed.secret,
+    startedAt: placed.startedAt,
+    usedAt: Date.now(),
+    cellCount: previous?.cellCount ?? 0,
+    cells: previous?.cells ?? [],
+    dropped: previous?.dropped ?? 0,
+    inputs: previous?.inputs ?? [],
+  };
+}
+
+function checkConversation(conversation: unknown): SandboxConversation {
+  const { id, userId } = (conversation ?? {}) as Partial<SandboxConversation>;
+  for (const [argument, value] of [
+    ['conversation.id', id],
+    ['conversation.userId', userId],
+  ] as const) {
+    if (typeof value !== 'string' || value.length === 0 || value.length > 512) {
+      throw new InvalidArgumentError({
+        argument,
+        value,
+        message: 'must be a non-empty string of at most 512 characters',
+      });
+    }
+  }
+  return { id: id!, userId: userId! };
+}

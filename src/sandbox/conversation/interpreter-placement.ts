@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
+import { dockerCall } from '../docker-call.ts';
+import type { Engine } from '../engine.ts';
+import { isTransportError } from '../engine-errors.ts';
+import type { EngineSet } from '../engine-set.ts';
+import { KIND_LABEL, SANDBOX_LABEL, USER_LABEL } from '../labels.ts';
+import type { ResolvedConversationOptions } from './conversation-options.ts';
+import { startInterpreter } from './interpreter-container.ts';
+
+/** What this process knows of an interpreter it used: for least-recently-used eviction. */
+export type KnownInterpreter = { usedAt: number; busy: boolean };
+
+/** A started interpreter and where it runs. */
+export type PlacedInterpreter = {
+  engine: Engine;
+  container: Docker.Container;
+  secret: string;
+  startedAt: number;
+};
+
+/**
+ * Starts a new interpreter for a user on the healthy engine with the least work, within the
+ * bounds: at most `maxInterpreters` live in all and `maxPerEngine` per engine and `maxPerUser`
+ * per user (counted from the engines' labels, so every replica's interpreters count). Past the
+ * per-engine or per-user bound, the least recently used idle interpreter there is removed (its
+ * conversation is restored when it goes on); past the total bound, or with nothing to evict, it
+ * throws `SandboxBusyError` (`interpreters`). If an engine does not answer, another is tried.
+ *
+ * @example
+ * ```ts
+ * const placed = await placeInterpreter({ engines, options, preimport, userHash, known, dockerTimeoutMs: 15_000 });
+ * ```
+ */
+export async function placeInterpreter({
+  engines,
+  options,
+  preimport,
+  userHash,
+  known,
+  dockerTimeoutMs,
+  abortSignal,
+}: {
+  /** Where interpreters may go. */
+  engines: EngineSet;
+  /** Bounds and limits. */
+  options: ResolvedConversationOptions;
+  /** Modules imported before the first cell. */
+  preimport: readonly string[];
+  /** The owner's hashed user id (a container label). */
+  userHash: string;
+  /** Interpreters this process used, by container id (eviction order; busy ones are spared). */
+  known: ReadonlyMap<string, KnownInterpreter>;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+  /** Aborting stops the start. */
+  abortSignal?: AbortSignal | undefined;
+}): Promise<PlacedInterpreter> {
+  const tried = new Set<Engine>();
+  for (;;) {
+    abortSignal?.throwIfAborted();
+    const engine = await engines.pickForSession(tried);
+    try {
+      await makeRoom({ engines, engine, options, userHash, known, dockerTimeoutMs });
+      const secret = randomBytes(16).toString('hex');
+      const limits = engine.limits!;
+      const container = await startInterpreter({
+        docker: engine.docker,
+        limits: {
+          ...limits,
+          memoryBytes: options.memoryBytes,
+          pidsLimit: options.pidsLimit,
+          tmpfsMiB: options.tmpfsMiB,
+        },
+        labels: { [USER_LABEL]: userHash },
+        ...{ secret, preimport, dockerTimeoutMs, abortSignal },
+        ttlMs: options.maxLifeMs,
+        idleMs: options.idleMs,
+        startTimeoutMs: options.startTimeoutMs,
+        cleanup: engine.cleanup,
+      });
+      return { engine, container, secret, startedAt: Date.now() };
+    } catch (error) {
+      abortSignal?.throwIfAborted();
+      if (SandboxBusyError.isInstance(error)) throw error;
+      tried.add(engine);
+      const others = engines.engines.some(other => other.state === 'up' && !tried.has(other));
+      if (!isTransportError(error) || !others) throw engine.toError(error);
+    }
+  }
+}
+
+/** Removes the least recently used idle interpreter where a bound is reached; throws when none can go. */
+async function makeRoom({
+  engines,
+  engine,
+  options,
+  userHash,
+  known,
+  dockerTimeoutMs,
+}: {
+  engines: EngineSet;
+  engine: Engine;
+  options: ResolvedConversationOptions;
+  userHash: string;
+  known: ReadonlyMap<string, KnownInterpreter>;
+  dockerTimeoutMs: number;
+}): Promise<void> {
+  const up = engines.engines.filter(candidate => candidate.state === 'up');
+  const lists = await Promise.all(
+    up.map(async candidate => ({
+      engine: candidate,
+      live: await liveInterpreters(candidate.docker, dockerTimeoutMs),
+    })),
+  );
+  const all = lists.flatMap(({ engine: owner, live }) => live.map(info => ({ owner, info })));
+  if (all.length >= options.maxInterpreters) {
+    throw new SandboxBusyError({ resource: 'interpreters', limit: options.maxInterpreters });
+  }
+  const mine = all.filter(({ info }) => info.Labels[USER_LABEL] === userHash);
+  const here = all.filter(({ owner }) => owner === engine);
+  for (const [group, limit] of [
+    [mine, options.maxPerUser],
+    [here, options.maxPerEngine],
+  ] as const) {
+    if (group.length < limit) continue;
+    const victim = leastRecentlyUsed(group, known);
+    if (victim === undefined) {
+      throw new SandboxBusyError({ resource: 'interpreters', limit });
+    }
+    // Removed, not just stopped: its conversation is restored in a new one when it goes on.
+    await victim.owner.cleanup.remove(victim.owner.docker.getContainer(victim.info.Id));
+  }
+}
+
+/** The idle interpreter used longest ago (by this process's record, else the oldest started). */
+function leastRecentlyUsed<T extends { info: Docker.ContainerInfo }>(
+  group: readonly T[],
+  known: ReadonlyMap<string, KnownInterpreter>,
+): T | undefined {
+  const candidates = group.filter(({ info }) => known.get(info.Id)?.busy !== true);
+  const lastUse = ({ info }: T) => known.get(info.Id)?.usedAt ?? info.Created * 1000;
+  return candidates.sort((a, b) => lastUse(a) - lastUse(b))[0];
+}
+
+/** Running conversation interpreters on an engine (any replica's). */
+async function liveInterpreters(
+  docker: Docker,
+  dockerTimeoutMs: number,
+): Promise<Docker.ContainerInfo[]> {
+  return await dockerCall({
+    operation: 'container list',
+    timeoutMs: dockerTimeoutMs,
+    call: abortSignal =>
+      docker.listContainers({
+        filters: {
+          label: [SANDBOX_LABEL, `${KIND_LABEL}=conversation`],
+          status: ['created', 'running'],
+        },
+        abortSignal,
+      }),
+  });
+}

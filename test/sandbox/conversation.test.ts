@@ -1,0 +1,263 @@
+// Conversation interpreters on the real engine (Docker + gVisor): one live Python interpreter per
+// conversation, across turns, users, replicas (another process sharing a Redis store) and loss
+// (a killed container, a timeout, out of memory). Only the language model is scripted.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { generateText, stepCountIs } from 'ai';
+import { createStorage } from 'unstorage';
+import redisDriver from 'unstorage/drivers/redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { pythonTool } from '../../src/python/python-tool.ts';
+import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
+import { KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
+import { startRedisServer, describeRedis, type RedisServer } from '../helpers/redis-server.ts';
+import { scriptedModel } from '../helpers/scripted-model.ts';
+import {
+  SANDBOX_IMAGE,
+  describeSandbox,
+  docker,
+  expectNoLeakedContainers,
+  suiteSandbox,
+} from './sandbox-availability.ts';
+
+const KEY = 'conversation-test-key-0123456789abcdef';
+let conversations = 0;
+/** A fresh conversation of `userId` (conversation ids are unique per test). */
+const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, userId });
+
+/** The interpreter container of the last cell's conversation is found by its labels. */
+async function liveInterpreters(): Promise<string[]> {
+  const list = await docker.listContainers({
+    filters: { label: [SANDBOX_LABEL, `${KIND_LABEL}=conversation`], status: ['running'] },
+  });
+  return list.map(info => info.Id);
+}
+
+/** One chat turn: the scripted model calls python with `code`, then answers. */
+async function turn(
+  sandbox: DockerSandbox,
+  conversation: { id: string; userId: string },
+  code: string,
+): Promise<{ output: Record<string, unknown>; modelText: string }> {
+  const model = scriptedModel([
+    { toolCalls: [{ name: 'python', input: { code } }] },
+    { text: 'done' },
+  ]);
+  const result = await generateText({
+    model,
+    tools: { python: pythonTool({ sandbox, conversation }) },
+    prompt: 'run it',
+    stopWhen: stepCountIs(3),
+  });
+  const toolMessage = model.calls[1]!.prompt.find(message => message.role === 'tool')!;
+  const part = toolMessage.content[0] as { output: { type: string; value: unknown } };
+  return {
+    output: result.steps[0]!.toolResults[0]!.output as Record<string, unknown>,
+    modelText: JSON.stringify(part.output.value),
+  };
+}
+
+describeSandbox('conversation interpreters (real engine)', () => {
+  let sandbox: DockerSandbox;
+
+  suiteSandbox({ warmPoolSize: 0, preimport: [], conversations: { maxPerUser: 3 } }, created => {
+    sandbox = created;
+  });
+
+  it('three turns share variables, imports and files; the tool tells the model about state', async () => {
+    const conversation = conversationOf();
+    const first = await turn(
+      sandbox,
+      conversation,
+      'import sympy\nrows = [3, 4, 5]\nopen("/tmp/notes.txt", "w").write("kept")\nprint(len(rows))',
+    );
+    expect(first.output).toMatchObject({ state: 'success', stdout: '3\n', cell: 1 });
+    const second = await turn(sandbox, conversation, 'rows.append(6)\nprint(sum(rows))');
+    expect(second.output).toMatchObject({ state: 'success', stdout: '18\n', cell: 2 });
+    // An import made in cell 1 is still loaded in cell 3: nothing to pay again.
+    const third = await turn(
+      sandbox,
+      conversation,
+      'import sys\nprint("sympy" in sys.modules, rows, open("/tmp/notes.txt").read())',
+    );
+    expect(third.output).toMatchObject({ stdout: 'True [3, 4, 5, 6] kept\n', cell: 3 });
+    expect(third.modelText).not.toContain('restored');
+    expect(pythonTool({ sandbox, conversation }).description).toContain('notebook cells');
+  });
+
+  it('attached files are placed once and stay for later cells', async () => {
+    const conversation = conversationOf();
+    const files = [{ path: 'inputs/sales.csv', data: 'region,amount\nnorth,3\nsouth,4\n' }];
+    await sandbox.executeCell('import csv', { conversation, files });
+    const later = await sandbox.executeCell(
+      'print(sum(int(r["amount"]) for r in csv.DictReader(open("/tmp/inputs/sales.csv"))))',
+      { conversation },
+    );
+    expect(later).toMatchObject({ status: 'success', stdout: '7\n' });
+  });
+
+  it("another user with the same conversation id gets a new interpreter, never the first one's", async () => {
+    const alice = conversationOf('alice');
+    await sandbox.executeCell('secret = "alice-only"\nopen("/tmp/alice.txt", "w").write("x")', {
+      conversation: alice,
+    });
+    const bob = { id: alice.id, userId: 'bob' };
+    const probe = await sandbox.executeCell(
+      'import os\nprint(os.path.exists("/tmp/alice.txt"))\nprint(secret)',
+      { conversation: bob },
+    );
+    expect(probe.stdout).toBe('False\n');
+    expect(probe.status).toBe('error');
+    expect(probe.stderr).toContain("NameError: name 'secret' is not defined");
+    expect(probe.cell).toBe(1);
+    expect(probe.restored).toBeUndefined();
+  });
+
+  it('a killed interpreter is restored before the next cell, and the model is told', async () => {
+    const conversation = conversationOf();
+    await turn(sandbox, conversation, 'import random\nbase = 40\nfactor = 2');
+    await turn(sandbox, conversation, 'total = base + factor');
+    const before = new Set(await liveInterpreters());
+    const handles = await Promise.all(
+      [...before].map(async id => ({ id, info: await docker.getContainer(id).inspect() })),
+    );
+    // The newest interpreter is this conversation's (tests run one at a time in this file).
+    const newest = handles.sort((a, b) => b.info.Created.localeCompare(a.info.Created))[0]!;
+    await docker.getContainer(newest.id).kill();
+    const after = await turn(sandbox, conversation, 'print(total)');
+    expect(after.output).toMatchObject({ state: 'success', stdout: '42\n', cell: 3 });
+    expect(after.output.restored).toBe(
+      'Python state restored by re-running 2 earlier cells (it had stopped).',
+    );
+    expect(after.modelText).toContain('[Python state restored by re-running 2 earlier cells');
+  });
+
+  it('a cell that times out ends as a timeout; the next cell gets the state back', async () => {
+    const conversation = conversationOf();
+    await sandbox.executeCell('n = 7', { conversation });
+    const stuck = await sandbox.executeCell('while True:\n    n += 1', {
+      conversation,
+      timeoutMs: 1_500,
+    });
+    expect(stuck).toMatchObject({ status: 'timeout', cell: 2 });
+    const next = await sandbox.executeCell('print(n)', { conversation });
+    // The timed-out cell was not kept: n is 7 again, as its last successful cell left it.
+    expect(next).toMatchObject({ status: 'success', stdout: '7\n', cell: 3 });
+    expect(next.restored).toMatchObject({ method: 'replay', cells: 1, failed: [] });
+  });
+
+  it('a cell that runs out of memory ends as oom; the next cell works, restored', async () => {
+    const conversation = conversationOf();
+    await sandbox.executeCell('label = "before"', { conversation });
+    const bomb = await sandbox.executeCell(
+      'blocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))',
+      {
+        conversation,
+        timeoutMs: 60_000,
+      },
+    );
+    expect(bomb.status).toBe('oom');
+    const next = await sandbox.executeCell('print(label)', { conversation });
+    expect(next).toMatchObject({ status: 'success', stdout: 'before\n' });
+    expect(next.restored?.summary).toMatch(/^Python state restored by re-running 1 earlier cell /);
+  });
+
+  it('a failed cell leaves the state as Python leaves it, and is not replayed', async () => {
+    const conversation = conversationOf();
+    const failed = await sandbox.executeCell('partial = 1\nraise ValueError("late")', {
+      conversation,
+    });
+    expect(failed).toMatchObject({ status: 'error' });
+    expect((await sandbox.executeCell('print(partial)', { conversation })).stdout).toBe('1\n');
+  });
+
+  it('past maxPerUser, the user\u2019s least recently used interpreter is evicted, then restored', async () => {
+    const conversationsOfCarol = [1, 2, 3, 4].map(() => conversationOf('carol'));
+    for (const [i, conversation] of conversationsOfCarol.entries()) {
+      await sandbox.executeCell(`mine = ${i}`, { conversation });
+    }
+    const first = await sandbox.executeCell('print(mine)', {
+      conversation: conversationsOfCarol[0]!,
+    });
+    expect(first).toMatchObject({ status: 'success', stdout: '0\n' });
+    expect(first.restored?.cells).toBe(1);
+  });
+
+  it('refuses bad conversations and a store without a key', async () => {
+    await expect(
+      sandbox.executeCell('1', { conversation: { id: '', userId: 'x' } }),
+    ).rejects.toSatisfy(error => InvalidArgumentError.isInstance(error));
+    expect(() => new DockerSandbox({ conversations: { store: createStorage() } })).toThrow(
+      /conversations\.encryptionKey/,
+    );
+  });
+});
+
+describeRedis('conversation interpreters across replicas', () => {
+  describeSandbox('a second process continues the conversation', () => {
+    let redis: RedisServer;
+    let sandbox: DockerSandbox;
+    const store = () => createStorage({ driver: redisDriver({ url: redis.url }) });
+    let shared: ReturnType<typeof store>;
+
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      shared = store();
+      sandbox = await DockerSandbox.create({
+        image: SANDBOX_IMAGE,
+        docker,
+        warmPoolSize: 0,
+        preimport: [],
+        conversations: { store: shared, encryptionKey: KEY },
+      });
+    });
+    afterAll(async () => {
+      await sandbox?.close();
+      await shared?.dispose();
+      await redis?.stop();
+      await expectNoLeakedContainers();
+    });
+
+    it('reaches the same interpreter from another process, and keeps code sealed at rest', async () => {
+      const conversation = conversationOf('dana');
+      await sandbox.executeCell('shared_value = 21', { conversation });
+      const replica = await runReplica(
+        redis.url,
+        conversation,
+        'shared_value *= 2\nprint(shared_value)',
+      );
+      expect(replica).toMatchObject({ status: 'success', stdout: '42\n', cell: 2 });
+      expect(replica.restored).toBeUndefined();
+      expect(replica.instanceId).not.toBe(sandbox.instanceId);
+      const back = await sandbox.executeCell('print(shared_value)', { conversation });
+      expect(back).toMatchObject({ stdout: '42\n', cell: 3 });
+      const raw = JSON.stringify(
+        await Promise.all((await shared.getKeys()).map(key => shared.getItem(key))),
+      );
+      expect(raw).not.toContain('shared_value');
+      expect(raw).not.toContain('dana');
+    });
+  });
+});
+
+/** Runs one cell in a replica process; resolves with what it printed. */
+async function runReplica(
+  url: string,
+  conversation: { id: string; userId: string },
+  code: string,
+): Promise<SandboxCellResult & { instanceId: string }> {
+  const fixture = fileURLToPath(new URL('./fleet/conversation-replica.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [fixture, url, KEY, conversation.id, conversation.userId, code],
+    { env: { ...process.env, AI_TOOLBELT_SANDBOX_IMAGE: SANDBOX_IMAGE } },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', chunk => (stdout += chunk));
+  child.stderr.on('data', chunk => (stderr += chunk));
+  const code_ = await new Promise<number | null>(resolve => child.on('exit', resolve));
+  if (code_ !== 0) throw new Error(`replica exited ${code_}: ${stderr}`);
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}

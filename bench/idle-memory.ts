@@ -12,11 +12,15 @@ import { listSandboxContainers } from '../src/internal.ts';
  * console.log(await idleMiB(docker)); // 85.2
  * ```
  */
-export async function idleMiB(docker: Docker): Promise<number> {
+export async function idleMiB(
+  docker: Docker,
+  { kind }: { /** Only containers of this kind (`execute`, `conversation`). */ kind?: string } = {},
+): Promise<number> {
   const containers = await listSandboxContainers({ docker, pid: process.pid });
   const sizes = await Promise.all(
     containers
       .filter(info => info.State === 'running')
+      .filter(info => kind === undefined || info.Labels['ai-toolbelt.sandbox.kind'] === kind)
       .map(async info => {
         const { memory_stats: memory } = await docker
           .getContainer(info.Id)

@@ -17,12 +17,15 @@
 // - leaked: labelled containers of this process left after every sandbox is closed.
 // These use `print(1)` with pre-imports off, to measure the container path itself.
 // Then the data stack (see data-stack.ts): a pandas + chart snippet cold, warm, and warm with
-// pre-imports. Prints one JSON line per measurement.
-// Usage: node bench/sandbox.ts [--runs 30] [--seconds 15] [--starts 2] [--data-runs 8] [--only basic|data]
+// pre-imports. Then conversation interpreters against warm one-shot runs (see conversation.ts).
+// Prints one JSON line per measurement.
+// Usage: node bench/sandbox.ts [--runs 30] [--seconds 15] [--starts 2] [--data-runs 8]
+//   [--restores 3] [--only basic|data|conversation]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
 import { listSandboxContainers } from '../src/internal.ts';
+import { benchConversation } from './conversation.ts';
 import { benchDataStack } from './data-stack.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
@@ -33,6 +36,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '15' },
     starts: { type: 'string' },
     'data-runs': { type: 'string', default: '8' },
+    restores: { type: 'string', default: '3' },
     only: { type: 'string' },
     image: {
       type: 'string',
@@ -194,10 +198,15 @@ async function basic(): Promise<object> {
   };
 }
 
-if (values.only !== 'data') console.log(JSON.stringify(await basic()));
-if (values.only !== 'basic') {
+const only = values.only;
+if (only === undefined || only === 'basic') console.log(JSON.stringify(await basic()));
+if (only === undefined || only === 'data') {
   const lines = await benchDataStack({ docker, image, runs: Number(values['data-runs']) });
   for (const line of lines) console.log(JSON.stringify(line));
+}
+if (only === undefined || only === 'conversation') {
+  const restores = Number(values.restores);
+  console.log(JSON.stringify(await benchConversation({ docker, image, runs, restores })));
 }
 const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
 console.log(JSON.stringify({ bench: 'sandbox', leaked }));

@@ -16,10 +16,7 @@ import { runOnFleet } from './fleet-run.ts';
 import { startSessionOnFleet } from './fleet-session.ts';
 import { checkRunArguments } from './run-arguments.ts';
 import { ConversationInterpreters } from './conversation/conversation-interpreters.ts';
-import {
-  type ResolvedConversationOptions,
-  resolveConversationOptions,
-} from './conversation/conversation-options.ts';
+import { resolveConversationOptions } from './conversation/conversation-options.ts';
 import type {
   ConversationSandbox,
   Sandbox,
@@ -57,8 +54,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
   private readonly engines: EngineSet;
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private readonly sessions = new Set<DockerSandboxSession>();
-  private readonly conversationOptions: ResolvedConversationOptions;
-  private interpreters: ConversationInterpreters | undefined;
+  private readonly interpreters: ConversationInterpreters;
   /** Sessions being started (they count against `maxSessions` too). */
   private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
@@ -66,7 +62,6 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
 
   constructor(options: DockerSandboxOptions = {}) {
     this.options = resolveDockerSandboxOptions(options);
-    this.conversationOptions = resolveConversationOptions(options.conversations ?? {});
     const engines: Engine[] = this.options.engines.map(
       address =>
         new Engine({
@@ -80,6 +75,11 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
       engines,
       maxPerEngine: this.options.maxConcurrentExecutions,
       maxQueued: this.options.maxQueued,
+    });
+    this.interpreters = new ConversationInterpreters({
+      engines: this.engines,
+      options: resolveConversationOptions(options.conversations ?? {}),
+      sandbox: this.options,
     });
   }
 
@@ -172,16 +172,10 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     await this.ready();
     if (this.closed) throw new SandboxClosedError();
 
-    // close() aborts runs in flight through this controller.
-    const controller = new AbortController();
-    const signal =
-      abortSignal === undefined
-        ? controller.signal
-        : AbortSignal.any([abortSignal, controller.signal]);
     const { maxOutputBytes, dockerTimeoutMs, maxImages, maxOutputFiles, maxArtifactBytes } =
       this.options;
     const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes };
-    return this.track(controller, () =>
+    return this.track(abortSignal, signal =>
       runOnFleet({
         ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
         ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput },
@@ -211,35 +205,25 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     abortSignal?.throwIfAborted();
     await this.ready();
     if (this.closed) throw new SandboxClosedError();
+    return this.track(abortSignal, signal =>
+      this.interpreters.run({
+        ...{ code, conversation, files, timeoutMs, onOutput },
+        abortSignal: signal,
+      }),
+    );
+  }
+
+  /** Runs work that close() aborts (through the signal it is given) and waits for. */
+  private async track<T>(
+    abortSignal: AbortSignal | undefined,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     const controller = new AbortController();
     const signal =
       abortSignal === undefined
         ? controller.signal
         : AbortSignal.any([abortSignal, controller.signal]);
-    const { maxOutputBytes, maxImages, maxOutputFiles, maxArtifactBytes } = this.options;
-    this.interpreters ??= new ConversationInterpreters({
-      engines: this.engines,
-      options: this.conversationOptions,
-      preimport: this.options.preimport,
-      dockerTimeoutMs: this.options.dockerTimeoutMs,
-    });
-    const interpreters = this.interpreters;
-    const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes, notes: 20 };
-    return this.track(controller, () =>
-      interpreters.run({
-        code,
-        conversation,
-        files,
-        limits: { caps, timeoutMs, maxOutputBytes, maxRecords: caps.images + caps.files + 20 },
-        abortSignal: signal,
-        onOutput,
-      }),
-    );
-  }
-
-  /** Runs work that close() aborts (through `controller`) and waits for. */
-  private async track<T>(controller: AbortController, work: () => Promise<T>): Promise<T> {
-    const running = work();
+    const running = work(signal);
     this.inFlight.set(controller, running);
     try {
       return await running;

@@ -340,6 +340,30 @@ describeEngine2('sandbox fleet: engine 2 over mutual TLS', () => {
       expect(await leftovers(sandbox)).toEqual([]);
     }, 120_000);
 
+    it('a conversation outlives its engine: after a restart the next cell gets its state back', async () => {
+      const sandbox = await DockerSandbox.create({
+        engines: [tls],
+        image: SANDBOX_IMAGE,
+        warmPoolSize: 0,
+        preimport: [],
+      });
+      try {
+        const conversation = { id: 'engine2-chat', userId: 'erin' };
+        await sandbox.executeCell('import math\nvalue = math.prod([6, 7])', { conversation });
+        await killEngine2();
+        await startEngine2();
+        const next = await sandbox.executeCell('print(value)', { conversation });
+        expect(next).toMatchObject({ status: 'success', stdout: '42\n', cell: 2 });
+        expect(next.restored).toMatchObject({ method: 'replay', cells: 1, failed: [] });
+        expect(next.restored?.summary).toMatch(
+          /^Python state restored by re-running 1 earlier cell/,
+        );
+      } finally {
+        await sandbox.close();
+      }
+      expect(await leftovers(sandbox)).toEqual([]);
+    }, 120_000);
+
     it('close() while the engine is down reports exactly the containers that exist there', async () => {
       const sandbox = await DockerSandbox.create({
         engines: [tls],

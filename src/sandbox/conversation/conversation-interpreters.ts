@@ -11,6 +11,7 @@ import type {
 } from '../types.ts';
 import type { CellRequest } from './cell-protocol.ts';
 import { ConversationHistory, type InterpreterHandle, type Owner } from './conversation-history.ts';
+import type { ResolvedDockerSandboxOptions } from '../docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from './conversation-options.ts';
 import {
   type KnownInterpreter,
@@ -25,9 +26,15 @@ export type CellCall = {
   code: string;
   conversation: SandboxConversation;
   files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  limits: Omit<CellRequest, 'code' | 'files' | 'replay'>;
+  timeoutMs: number;
   abortSignal: AbortSignal;
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+};
+
+/** What a cell runs with: the call plus its limits (from the sandbox's options). */
+type PlacedCall = CellCall & {
+  owner: Owner;
+  limits: Omit<CellRequest, 'code' | 'files' | 'replay'>;
 };
 
 /**
@@ -53,25 +60,26 @@ export class ConversationInterpreters {
   /** The tail of each conversation's queue of cells in this process. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
+  private readonly sandbox: ResolvedDockerSandboxOptions;
+
   constructor({
     engines,
     options,
-    preimport,
-    dockerTimeoutMs,
+    sandbox,
   }: {
     /** Where interpreters run. */
     engines: EngineSet;
-    /** Store, bounds and limits. */
+    /** Store, bounds and limits of interpreters. */
     options: ResolvedConversationOptions;
-    /** Modules a new interpreter imports before its first cell. */
-    preimport: readonly string[];
-    /** Deadline of each Docker call. */
-    dockerTimeoutMs: number;
+    /** The sandbox's options: pre-imports, output caps, Docker deadlines. */
+    sandbox: ResolvedDockerSandboxOptions;
   }) {
     this.engines = engines;
     this.options = options;
-    this.preimport = preimport;
-    this.dockerTimeoutMs = dockerTimeoutMs;
+    this.sandbox = sandbox;
+    this.preimport = sandbox.preimport;
+    this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
+    // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
     this.history = new ConversationHistory({ options });
   }
 
@@ -80,8 +88,14 @@ export class ConversationInterpreters {
     const { id, userId } = checkConversation(call.conversation);
     const key = JSON.stringify([userId, id]);
     const previous = this.queues.get(key) ?? Promise.resolve();
+    const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
+    const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes, notes: 20 };
+    const limits = {
+      ...{ caps, timeoutMs: call.timeoutMs, maxOutputBytes },
+      maxRecords: caps.images + caps.files + caps.notes,
+    };
     const result = previous.then(() =>
-      this.runNow({ ...call, owner: { userId, conversationId: id } }),
+      this.runNow({ ...call, owner: { userId, conversationId: id }, limits }),
     );
     const tail = result.catch(() => {});
     this.queues.set(key, tail);
@@ -91,7 +105,7 @@ export class ConversationInterpreters {
     return result;
   }
 
-  private async runNow(call: CellCall & { owner: Owner }): Promise<SandboxCellResult> {
+  private async runNow(call: PlacedCall): Promise<SandboxCellResult> {
     const { owner, abortSignal, limits } = call;
     const userHash = await this.history.userHash(owner.userId);
     const stored = await this.history.load(owner);
@@ -130,7 +144,7 @@ export class ConversationInterpreters {
     restored,
     carried,
   }: {
-    call: CellCall & { owner: Owner };
+    call: PlacedCall;
     handle: InterpreterHandle;
     live: PlacedInterpreter;
     restored: InterpreterRestore | undefined;

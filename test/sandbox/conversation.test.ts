@@ -3,7 +3,7 @@
 // (a killed container, a timeout, out of memory). Only the language model is scripted.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { generateText, stepCountIs } from 'ai';
+import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { createStorage } from 'unstorage';
 import redisDriver from 'unstorage/drivers/redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -12,7 +12,8 @@ import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts
 import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
 import { KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
 import { startRedisServer, describeRedis, type RedisServer } from '../helpers/redis-server.ts';
-import { scriptedModel } from '../helpers/scripted-model.ts';
+import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
+import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,
@@ -170,6 +171,35 @@ describeSandbox('conversation interpreters (real engine)', () => {
     });
     expect(failed).toMatchObject({ status: 'error' });
     expect((await sandbox.executeCell('print(partial)', { conversation })).stdout).toBe('1\n');
+  });
+
+  it('repair attempts are new cells of the same interpreter; the budget and halt work as before', async () => {
+    const conversation = conversationOf();
+    await turn(sandbox, conversation, 'prices = [3, 5, 8]');
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(sum(price))' } }] },
+      { toolCalls: [{ name: 'python', input: { code: 'print(sum(prices))' } }] },
+      { text: 'The total is 16.' },
+    ]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: repairGuardMiddleware() }),
+      tools: { python: pythonTool({ sandbox, conversation }) },
+      prompt: 'total?',
+      stopWhen: stepCountIs(5),
+    });
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({
+      state: 'failed',
+      status: 'error',
+      cell: 2,
+    });
+    expect(errorTexts(model)[0]).toContain("NameError: name 'price' is not defined");
+    expect(result.steps[1]!.toolResults[0]!.output).toMatchObject({
+      state: 'success',
+      attempt: 2,
+      stdout: '16\n',
+      cell: 3,
+    });
+    expect(repairDecisions(model)).toEqual(['repair:repairable']);
   });
 
   it('past maxPerUser, the user\u2019s least recently used interpreter is evicted, then restored', async () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { createStorage } from 'unstorage';
 import redisDriver from 'unstorage/drivers/redis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
@@ -291,3 +291,58 @@ async function runReplica(
   if (code_ !== 0) throw new Error(`replica exited ${code_}: ${stderr}`);
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
+
+describeSandbox('conversation interpreters: idle expiry and history bounds', () => {
+  let sandbox: DockerSandbox;
+  suiteSandbox(
+    { warmPoolSize: 0, preimport: [], conversations: { idleMs: 1_000, maxHistoryBytes: 64 } },
+    created => {
+      sandbox = created;
+    },
+  );
+
+  it('an idle interpreter ends by itself; the next cell restores it and says why', async () => {
+    const conversation = conversationOf('frank');
+    await sandbox.executeCell('word = "kept"', { conversation });
+    // The supervisor exits after idleMs without a cell: wait until the container has stopped.
+    await vi.waitFor(
+      async () => {
+        const running = await docker.listContainers({
+          filters: {
+            label: [
+              `${KIND_LABEL}=conversation`,
+              `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
+            ],
+            status: ['running'],
+          },
+        });
+        expect(running).toEqual([]);
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    const next = await sandbox.executeCell('print(word)', { conversation });
+    expect(next).toMatchObject({ status: 'success', stdout: 'kept\n' });
+    expect(next.restored).toMatchObject({ reason: 'idle', cells: 1 });
+    expect(next.restored?.summary).toContain('it had been idle for');
+  });
+
+  it('cells past maxHistoryBytes are dropped oldest first, and the restore says what is missing', async () => {
+    const conversation = conversationOf('gina');
+    await sandbox.executeCell(`first = 1  # ${'x'.repeat(30)}`, { conversation });
+    await sandbox.executeCell(`second = 2  # ${'y'.repeat(30)}`, { conversation });
+    const live = await docker.listContainers({
+      filters: {
+        label: [`${KIND_LABEL}=conversation`, `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`],
+        status: ['running'],
+      },
+    });
+    await Promise.all(live.map(info => docker.getContainer(info.Id).kill()));
+    const next = await sandbox.executeCell('print(second)\nprint(first)', { conversation });
+    expect(next.stdout).toBe('2\n');
+    expect(next.stderr).toContain("NameError: name 'first' is not defined");
+    expect(next.restored).toMatchObject({ cells: 1, dropped: 1 });
+    expect(next.restored?.summary).toContain(
+      '1 older cell was not kept, so what it defined is missing',
+    );
+  });
+});

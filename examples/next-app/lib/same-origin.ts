@@ -20,7 +20,7 @@ export type AppOrigins = {
  * ```
  */
 export function appOrigins(
-  env: { PUBLIC_URL?: string | undefined; PORT?: string | undefined } = process.env,
+  env: Record<string, string | undefined> = process.env,
 ): AppOrigins {
   const port = env.PORT || '3000';
   const urls = [
@@ -44,7 +44,7 @@ export function appOrigins(
  * ```
  */
 export function appUrl(
-  env: { PUBLIC_URL?: string | undefined; PORT?: string | undefined } = process.env,
+  env: Record<string, string | undefined> = process.env,
 ): string {
   return env.PUBLIC_URL || `http://127.0.0.1:${env.PORT || '3000'}`;
 }

@@ -19,9 +19,7 @@ export type AppOrigins = {
  * appOrigins({ PORT: '3000' }).hosts; // Set { '127.0.0.1:3000', 'localhost:3000', '[::1]:3000' }
  * ```
  */
-export function appOrigins(
-  env: Record<string, string | undefined> = process.env,
-): AppOrigins {
+export function appOrigins(env: Record<string, string | undefined> = process.env): AppOrigins {
   const port = env.PORT || '3000';
   const urls = [
     ...(env.PUBLIC_URL ? [new URL(env.PUBLIC_URL)] : []),
@@ -43,9 +41,7 @@ export function appOrigins(
  * new URL('/api/mcp/callback', appUrl());
  * ```
  */
-export function appUrl(
-  env: Record<string, string | undefined> = process.env,
-): string {
+export function appUrl(env: Record<string, string | undefined> = process.env): string {
   return env.PUBLIC_URL || `http://127.0.0.1:${env.PORT || '3000'}`;
 }
 

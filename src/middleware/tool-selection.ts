@@ -58,6 +58,12 @@ export function toolSelection({
       : options,
   );
   const learner = new CallLearner({ selector, pinned: options.pinned ?? [], onLearn });
+  // The selection a call was given, for live-recall checks on its output.
+  const given = new WeakMap<
+    object,
+    { selection: Selection; catalog: readonly { name: string }[] }
+  >();
+
   // Calls the model makes are noted with their selection's query; only executions teach.
   const noteCalls = (
     params: object,
@@ -69,12 +75,6 @@ export function toolSelection({
     for (const { toolCallId, toolName } of calls)
       learner.noteCall({ toolCallId, toolName, query, abortSignal });
   };
-  // The selection a call was given, for live-recall checks on its output.
-  const given = new WeakMap<
-    object,
-    { selection: Selection; catalog: readonly { name: string }[] }
-  >();
-
   const reportMisses = (params: object, toolNames: Iterable<string>): void => {
     const record = given.get(params);
     if (record === undefined || onMiss === undefined) return;

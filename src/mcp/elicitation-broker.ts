@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { McpElicitationRequest, McpElicitationResult } from './elicitation.ts';
 
 /** What a chat page needs to show one elicitation form, e.g. as a `data-mcp-elicitation` part. */
@@ -18,6 +19,18 @@ type Pending = {
   userId: string;
   part: McpElicitationPart;
   resolve: (r: McpElicitationResult) => void;
+  /** Stops listening for the request's abort. */
+  done: () => void;
+};
+
+/** Options of {@link McpElicitationBroker}. */
+export type McpElicitationBrokerOptions = {
+  /**
+   * Forms one user may have open at once; a server asking for more is
+   * declined at once (it sees `decline`, the chat sees nothing), so a
+   * looping tool or a busy user cannot pile forms up in memory.
+   */
+  maxOpenPerUser?: number;
 };
 
 /**
@@ -26,25 +39,46 @@ type Pending = {
  * (`connectMcpServers({ onElicitation: broker.handler })`) waits until the
  * app calls `answer` with the user's reply (e.g. from a `POST` route). Only
  * the user the request is for can answer it; with no chat stream of that user
- * open, or a URL-mode request, it is declined. One broker lives in one
- * process: with replicas, route a user's answer to the replica holding their
- * chat stream (sticky sessions), or the answer finds nothing to settle.
+ * open, a URL-mode request, or `maxOpenPerUser` forms of that user already
+ * open, it is declined. A form is withdrawn (its part turns `cancel`) when
+ * the server gives up, the call ends or `elicitationTimeoutMs` passes, and a
+ * later `answer` returns false. One broker lives in one process: with
+ * replicas, route a user's answer to the replica holding their chat stream
+ * (sticky sessions), or the answer finds nothing to settle.
  *
  * @example
  * ```ts
- * const broker = new McpElicitationBroker();
+ * const broker = new McpElicitationBroker({ maxOpenPerUser: 3 });
  * const stop = broker.subscribe(userId, part => writer.write({ type: 'data-mcp-elicitation', id: part.id, data: part }));
  * ```
  */
 export class McpElicitationBroker {
   private readonly pending = new Map<string, Pending>();
+  private readonly openPerUser = new Map<string, number>();
   private readonly listeners = new Map<string, Set<(part: McpElicitationPart) => void>>();
+  private readonly maxOpenPerUser: number;
+
+  constructor({ maxOpenPerUser = 3 }: McpElicitationBrokerOptions = {}) {
+    if (!Number.isInteger(maxOpenPerUser) || maxOpenPerUser < 1) {
+      throw new InvalidArgumentError({
+        argument: 'maxOpenPerUser',
+        value: maxOpenPerUser,
+        message: 'expected a whole number of at least 1 (forms one user may have open at once).',
+      });
+    }
+    this.maxOpenPerUser = maxOpenPerUser;
+  }
 
   /** The toolbox hook. */
   readonly handler = (request: McpElicitationRequest): Promise<McpElicitationResult> => {
-    const listeners = this.listeners.get(request.userId ?? '');
+    const userId = request.userId ?? '';
+    const listeners = this.listeners.get(userId);
     if (listeners === undefined || listeners.size === 0 || request.mode !== 'form')
       return Promise.resolve({ action: 'decline' });
+    if ((this.openPerUser.get(userId) ?? 0) >= this.maxOpenPerUser)
+      return Promise.resolve({ action: 'decline' });
+    const { abortSignal } = request;
+    if (abortSignal.aborted) return Promise.resolve({ action: 'cancel' });
     return new Promise(resolve => {
       const part: McpElicitationPart = {
         id: crypto.randomUUID(),
@@ -54,19 +88,25 @@ export class McpElicitationBroker {
         ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
         state: 'pending',
       };
-      const pending: Pending = { userId: request.userId ?? '', part, resolve };
+      const withdraw = () => this.settle(pending, { action: 'cancel' });
+      const pending: Pending = {
+        userId,
+        part,
+        resolve,
+        done: () => abortSignal.removeEventListener('abort', withdraw),
+      };
       this.pending.set(part.id, pending);
-      // The server gave up (or the toolbox closed): close the form.
-      request.abortSignal.addEventListener(
-        'abort',
-        () => this.settle(pending, { action: 'cancel' }),
-        {
-          once: true,
-        },
-      );
+      this.openPerUser.set(userId, (this.openPerUser.get(userId) ?? 0) + 1);
+      // The server gave up, the call ended, or the user's time is up: withdraw the form.
+      abortSignal.addEventListener('abort', withdraw, { once: true });
       for (const listener of listeners) listener(part);
     });
   };
+
+  /** Forms open for a user right now (shown, not yet answered or withdrawn). */
+  openForms(userId: string): number {
+    return this.openPerUser.get(userId) ?? 0;
+  }
 
   /** Receives this user's elicitations (new, then answered) until the returned function is called. */
   subscribe(userId: string, listener: (part: McpElicitationPart) => void): () => void {
@@ -79,7 +119,11 @@ export class McpElicitationBroker {
     };
   }
 
-  /** The user's answer; false when there is no such pending request for this user. */
+  /**
+   * The user's answer; false when no such form is open for this user (never
+   * shown to them, already answered, or withdrawn: timed out, or the server
+   * gave up).
+   */
   answer({
     id,
     userId,
@@ -97,6 +141,10 @@ export class McpElicitationBroker {
 
   private settle(pending: Pending, result: McpElicitationResult): void {
     if (!this.pending.delete(pending.part.id)) return;
+    pending.done();
+    const open = (this.openPerUser.get(pending.userId) ?? 1) - 1;
+    if (open > 0) this.openPerUser.set(pending.userId, open);
+    else this.openPerUser.delete(pending.userId);
     pending.resolve(result);
     const answered = { ...pending.part, state: result.action };
     for (const listener of this.listeners.get(pending.userId) ?? []) listener(answered);

@@ -16,7 +16,11 @@ type ElicitationOrigin = {
   tool?: string;
   /** The AI SDK tool call id of that call. */
   toolCallId?: string;
-  /** Aborted when the server cancels, the call ends, or the toolbox closes. */
+  /**
+   * Aborted when the server cancels, the call ends, the toolbox closes, the
+   * user's time (`elicitationTimeoutMs`) is up, or the request was settled:
+   * withdraw the form then, later answers count for nothing.
+   */
   abortSignal: AbortSignal;
 };
 
@@ -50,7 +54,9 @@ export type McpElicitationHandler = (
  * result to send back: `decline` without a hook (never leave a server
  * waiting), `cancel` when the hook throws, returns nonsense, or the user does
  * not answer within `timeoutMs`; an `accept` without content becomes `{}` so
- * the SDK fills in the schema's defaults.
+ * the SDK fills in the schema's defaults. The hook's `abortSignal` is aborted
+ * once this returns (answered, timed out, or the server gave up), so a form
+ * the hook shows is withdrawn and a late answer finds nothing.
  *
  * @example
  * ```ts
@@ -73,11 +79,13 @@ export async function answerElicitation({
   onError: (error: Error) => void;
 }): Promise<ElicitResult> {
   if (handler === undefined) return { action: 'decline' };
-  const timer = new AbortController();
+  // Ends the hook's part: the form goes away however this request ends.
+  const over = new AbortController();
+  const forHook = { ...request, abortSignal: AbortSignal.any([request.abortSignal, over.signal]) };
   try {
     const answer = await Promise.race([
-      Promise.resolve().then(() => handler(request)),
-      delay(timeoutMs, { action: 'cancel' } as const, { signal: timer.signal, ref: false }),
+      Promise.resolve().then(() => handler(forHook)),
+      delay(timeoutMs, { action: 'cancel' } as const, { signal: over.signal, ref: false }),
       new Promise<McpElicitationResult>((resolve, reject) => {
         const { abortSignal } = request;
         if (abortSignal.aborted) reject(abortSignal.reason);
@@ -90,7 +98,7 @@ export async function answerElicitation({
     onError(error instanceof Error ? error : new Error(String(error)));
     return { action: 'cancel' };
   } finally {
-    timer.abort();
+    over.abort();
   }
 }
 

@@ -12,7 +12,11 @@ export type {
   McpElicitationRequest,
   McpElicitationResult,
 } from './elicitation.ts';
-export { McpElicitationBroker, type McpElicitationPart } from './elicitation-broker.ts';
+export {
+  McpElicitationBroker,
+  type McpElicitationBrokerOptions,
+  type McpElicitationPart,
+} from './elicitation-broker.ts';
 export type { McpNaming } from './tool-names.ts';
 export type {
   McpCustomServerConfig,

@@ -1,6 +1,6 @@
 export { repairGuardMiddleware, type RepairGuardOptions } from './repair-guard-middleware.ts';
 export type { QuerySource } from './conversation.ts';
-export type { ToolLearnEvent } from './learn-from-turn.ts';
+export type { ToolExecutionEnd, ToolLearnEvent } from './learn-from-calls.ts';
 export type { Stability, StickyOutcome } from './sticky-seats.ts';
 export {
   toolSelection,

@@ -9,79 +9,11 @@ import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ConversationMessage } from './conversation.ts';
 import { withMarker } from './selection-marker.ts';
 import { describeTools } from './describe-tools.ts';
-import { type ToolLearnEvent, learnerFor } from './learn-from-turn.ts';
-import {
-  type OfferedTool,
-  type Selection,
-  ToolSelector,
-  type SelectorOptions,
-} from './tool-selector.ts';
+import { CallLearner } from './learn-from-calls.ts';
+import type { ToolSelection, ToolSelectionOptions } from './tool-selection-types.ts';
+import { type Selection, ToolSelector } from './tool-selector.ts';
 
-/** A tool call naming a tool that retrieval did not give the model; see `onMiss`. */
-export type ToolMissEvent = {
-  /** The tool the model called. */
-  toolName: string;
-  /** The query its selection was made for. */
-  query: string;
-  /** What the model had been given. */
-  selected: string[];
-  /** Whether the caller's tool set has the tool (a retrieval miss) or not (a hallucinated name). */
-  inCatalog: boolean;
-};
-
-/** Options of {@link toolSelection} and {@link toolSelectionMiddleware}. */
-export type ToolSelectionOptions = SelectorOptions & {
-  /**
-   * Learn from use: when the model calls a tool (selected, missed, or found
-   * through `toolSearch`) and its result comes back without an error, the
-   * request is learned for that tool (`index.learn`), so the next similar
-   * request finds it. Needs an index created with `learning` (made for you
-   * when no `index` is given). Failed calls teach nothing.
-   */
-  learn?: boolean;
-  /** Each request learned, or why learning failed. */
-  onLearn?: (event: ToolLearnEvent) => void;
-  /**
-   * Live recall: called when the model calls a tool it was not given. Such a
-   * call still executes when the caller's `tools` has it, unless strict mode
-   * (`prepareStep`) is on.
-   */
-  onMiss?: (event: ToolMissEvent) => void;
-};
-
-/** The pieces {@link toolSelection} returns, all sharing one index and cache. */
-export type ToolSelection = {
-  /** Narrows `params.tools` on every model call; use with `wrapLanguageModel`. */
-  middleware: LanguageModelMiddleware;
-  /**
-   * Strict mode: a `prepareStep` that sets `activeTools` to the selection, so
-   * tools outside it cannot execute (the SDK rejects them with `NoSuchToolError`).
-   */
-  prepareStep: <TOOLS extends ToolSet>(tools: TOOLS) => PrepareStepFunction<TOOLS>;
-  /** Ranked tool names for the SDK's `toolSearch({ search })`, backed by the same index. */
-  search: (options: {
-    query: string;
-    tools: Array<{ name: string; description?: string }>;
-  }) => Promise<string[]>;
-  /**
-   * The toolSearch recipe, per request: `tools` with everything outside this
-   * request's selection deferred (`deferLoading`), plus the SDK's `toolSearch`
-   * over the same index, so the model can find and call a tool that top-k
-   * missed within the same turn.
-   */
-  withToolSearch: (options: {
-    /** Every tool of the app. */
-    tools: ToolSet;
-    /** The conversation the request carries (`ModelMessage[]`). */
-    messages: readonly ConversationMessage[];
-    /** Tools one search returns. */
-    maxResults?: number;
-    /** The search tool's name. */
-    name?: string;
-  }) => Promise<ToolSet>;
-  /** The selector itself (index, `select`, `rank`). */
-  selector: ToolSelector;
-};
+export type { ToolMissEvent, ToolSelection, ToolSelectionOptions } from './tool-selection-types.ts';
 
 type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 type FunctionTool = Extract<NonNullable<CallOptions['tools']>[number], { type: 'function' }>;
@@ -98,6 +30,7 @@ type FunctionTool = Extract<NonNullable<CallOptions['tools']>[number], { type: '
  * const model = wrapLanguageModel({ model: openai('gpt-4.1'), middleware: selection.middleware });
  * const result = streamText({ model, tools, messages, stopWhen: stepCountIs(5) });
  * // strict: streamText({ model, tools, messages, prepareStep: selection.prepareStep(tools) })
+ * // learn: true: streamText({ model, tools, messages, onToolExecutionEnd: selection.onToolExecutionEnd })
  * ```
  */
 export function toolSelection({
@@ -124,13 +57,24 @@ export function toolSelection({
         }
       : options,
   );
-  const learnFromTurn = learnerFor({ selector, pinned: options.pinned ?? [], onLearn });
+  const learner = new CallLearner({ selector, pinned: options.pinned ?? [], onLearn });
   // The selection a call was given, for live-recall checks on its output.
   const given = new WeakMap<
     object,
     { selection: Selection; catalog: readonly { name: string }[] }
   >();
 
+  // Calls the model makes are noted with their selection's query; only executions teach.
+  const noteCalls = (
+    params: object,
+    calls: Iterable<{ toolCallId: string; toolName: string }>,
+    abortSignal: AbortSignal | undefined,
+  ): void => {
+    const query = given.get(params)?.selection.query;
+    if (!learn || query === undefined) return;
+    for (const { toolCallId, toolName } of calls)
+      learner.noteCall({ toolCallId, toolName, query, abortSignal });
+  };
   const reportMisses = (params: object, toolNames: Iterable<string>): void => {
     const record = given.get(params);
     if (record === undefined || onMiss === undefined) return;
@@ -163,7 +107,6 @@ export function toolSelection({
       const kept = tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name));
       const next = { ...params, tools: selector.sticky ? inSelectionOrder(kept, selection) : kept };
       given.set(next, { selection, catalog: functionTools });
-      if (learn) await learnFromTurn(params.prompt, selection.query, params.abortSignal);
       return next;
     },
     async wrapGenerate({ doGenerate, params }) {
@@ -176,23 +119,27 @@ export function toolSelection({
             : part,
         ) as typeof result.content;
       }
+      const calls = result.content.flatMap(part =>
+        part.type === 'tool-call' && !part.providerExecuted ? [part] : [],
+      );
       reportMisses(
         params,
-        result.content.flatMap(part =>
-          part.type === 'tool-call' && !part.providerExecuted ? [part.toolName] : [],
-        ),
+        calls.map(call => call.toolName),
       );
+      noteCalls(params, calls, params.abortSignal);
       return result;
     },
     async wrapStream({ doStream, params }) {
       const result = await doStream();
       const marker = given.get(params)?.selection.marker;
-      if (onMiss === undefined && marker === undefined) return result;
+      if (onMiss === undefined && marker === undefined && !learn) return result;
       const stream = result.stream.pipeThrough(
         new TransformStream({
           transform(part, controller) {
-            if (part.type === 'tool-call' && !part.providerExecuted)
+            if (part.type === 'tool-call' && !part.providerExecuted) {
               reportMisses(params, [part.toolName]);
+              noteCalls(params, [part], params.abortSignal);
+            }
             controller.enqueue(
               marker !== undefined && MARKED_STREAM.has(part.type)
                 ? {
@@ -244,7 +191,14 @@ export function toolSelection({
     return deferred;
   };
 
-  return { middleware, prepareStep, search, withToolSearch, selector };
+  return {
+    middleware,
+    prepareStep,
+    search,
+    withToolSearch,
+    onToolExecutionEnd: learner.onToolExecutionEnd,
+    selector,
+  };
 }
 
 // Response parts that carry the selection marker into the conversation.
@@ -281,5 +235,13 @@ function inSelectionOrder<T extends { type: string; name: string }>(
 export function toolSelectionMiddleware(
   options: ToolSelectionOptions = {},
 ): LanguageModelMiddleware {
+  if (options.learn) {
+    throw new InvalidArgumentError({
+      argument: 'learn',
+      value: options.learn,
+      message:
+        'learning needs the tool-execution hook the bare middleware cannot give: use toolSelection() and pass onToolExecutionEnd: selection.onToolExecutionEnd to generateText / streamText',
+    });
+  }
   return toolSelection(options).middleware;
 }

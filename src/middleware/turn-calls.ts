@@ -1,18 +1,6 @@
 import { type ConversationMessage, textOf } from './conversation.ts';
 
-/** A tool call of the current turn whose result came back without an error. */
-export type SucceededCall = { toolCallId: string; toolName: string };
-
-type Part = {
-  type?: unknown;
-  toolCallId?: unknown;
-  toolName?: unknown;
-  providerExecuted?: unknown;
-  output?: { type?: unknown; value?: unknown };
-};
-
-// Tool outputs the model reads as a failure: these calls must not teach anything.
-const FAILED = new Set(['error-text', 'error-json', 'execution-denied']);
+type Part = { type?: unknown; toolName?: unknown; output?: { type?: unknown; value?: unknown } };
 
 function turnStart(messages: readonly ConversationMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--)
@@ -22,42 +10,6 @@ function turnStart(messages: readonly ConversationMessage[]): number {
 
 function partsOf(message: ConversationMessage): Part[] {
   return Array.isArray(message.content) ? (message.content as Part[]) : [];
-}
-
-/**
- * The calls of the current turn (after the latest user message) whose tool
- * result is in the conversation and is not an error (`error-text`,
- * `error-json`, `execution-denied`), oldest first. Provider-executed calls
- * (web search) are not ours and are left out.
- *
- * @example
- * ```ts
- * for (const { toolName } of succeededCalls(params.prompt)) await index.learn({ query, tool: toolName });
- * ```
- */
-export function succeededCalls(messages: readonly ConversationMessage[]): SucceededCall[] {
-  const start = turnStart(messages);
-  const calls = new Map<string, string>();
-  const out: SucceededCall[] = [];
-  for (let i = start; i < messages.length; i++) {
-    const message = messages[i] as ConversationMessage;
-    for (const part of partsOf(message)) {
-      if (typeof part?.toolCallId !== 'string' || typeof part.toolName !== 'string') continue;
-      if (
-        part.type === 'tool-call' &&
-        message.role === 'assistant' &&
-        part.providerExecuted !== true
-      )
-        calls.set(part.toolCallId, part.toolName);
-      if (
-        part.type === 'tool-result' &&
-        calls.get(part.toolCallId) === part.toolName &&
-        !FAILED.has(part.output?.type as string)
-      )
-        out.push({ toolCallId: part.toolCallId, toolName: part.toolName });
-    }
-  }
-  return out;
 }
 
 /**

@@ -3,6 +3,7 @@
 // fake model server, driven in Debian's Chromium.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -127,6 +128,34 @@ describeE2E('next-app example in a browser', () => {
     expect((await missing.json()).error).toContain('?q=');
   });
 
+  it('answers only its own host and origin, and anonymous callbacks mint no user', async () => {
+    const url = app.ready[1]!;
+    // DNS rebinding: the attacker's name in Host (node:http sends it as given; fetch sets its own).
+    for (const path of ['', 'api/select?q=weather'])
+      expect(await statusWithHost(new URL(path, url), 'rebind.attacker.test')).toBe(421);
+    expect(
+      await statusWithHost(new URL('api/select?q=weather', url), `localhost:${new URL(url).port}`),
+    ).toBe(200);
+    const crossSite = await fetch(new URL('api/chat', url), {
+      method: 'POST',
+      headers: { origin: 'http://evil.test', 'content-type': 'text/plain' },
+      body: JSON.stringify({
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      }),
+    });
+    expect(crossSite.status).toBe(403);
+    // A browser that never loaded the page gets no user id, so nothing is created for it.
+    const callbacks = await Promise.all(
+      Array.from({ length: 50 }, () => fetch(new URL('api/mcp/callback?code=x', url))),
+    );
+    expect(callbacks.filter(response => response.headers.has('set-cookie'))).toEqual([]);
+    expect(callbacks.map(response => response.status)).toEqual(callbacks.map(() => 400));
+    expect(await callbacks[0]!.text()).toContain('no session');
+    // The page is what hands the id out.
+    const page = await fetch(url);
+    expect(page.headers.get('set-cookie')).toMatch(/^uid=[\w-]{36};/);
+  });
+
   it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {
     const pid = app.child.pid!;
     // The warm pool refills after each run; wait until it holds a container to clean up.
@@ -146,4 +175,16 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise(resolve => server.close(resolve));
   return port;
+}
+
+// GET `url` with this Host header.
+function statusWithHost(url: URL, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers: { host } }, response => {
+      response.resume();
+      resolve(response.statusCode!);
+    })
+      .on('error', reject)
+      .end();
+  });
 }

@@ -6,6 +6,7 @@ import type { Sandbox } from 'ai-toolbelt/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../examples/hono-server/src/app.ts';
 import { loadMcpConfig } from '../../examples/hono-server/src/load-mcp-config.ts';
+import { appOrigins } from '../../examples/hono-server/src/same-origin.ts';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
 import {
@@ -19,6 +20,8 @@ import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-o
 import { answerText, chatRequest, dataParts, readUIChunks } from './ui-chunks.ts';
 
 const config = new URL('../../examples/hono-server/mcp.config.json', import.meta.url).pathname;
+// app.request() builds http://localhost/... requests: that is where this app is reached.
+const origins = appOrigins({ publicUrl: 'http://localhost' });
 let toolbox: McpToolbox;
 let fake: FakeOpenAI;
 
@@ -34,7 +37,7 @@ afterAll(async () => {
 const model = () => createOpenAI({ baseURL: fake.baseURL, apiKey: 'test' }).chat('fake-model');
 
 describe('without a model or a sandbox', () => {
-  const app = () => createApp({ toolbox, pythonProblem: 'no Docker here' });
+  const app = () => createApp({ origins, toolbox, pythonProblem: 'no Docker here' });
 
   it('GET /healthz reports the MCP servers and what is missing', async () => {
     const response = await app().request('/healthz');
@@ -86,7 +89,7 @@ describe('without a model or a sandbox', () => {
   it('answers without the python tool when there is no sandbox', async () => {
     fake.setScript([{ text: 'Hi!' }]);
     const first = fake.requests.length;
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const chunks = await readUIChunks(await app.request('/api/chat', chatRequest(QUESTION)));
     expect(answerText(chunks)).toBe('Hi!');
     expect(fake.requests[first]?.toolNames).not.toContain('python');
@@ -96,14 +99,18 @@ describe('without a model or a sandbox', () => {
 
 describe('with a model', () => {
   it('rejects a body that is not UI messages', async () => {
-    const app = createApp({ toolbox, model: model() });
-    const response = await app.request('/api/chat', { method: 'POST', body: '{"messages":3}' });
+    const app = createApp({ origins, toolbox, model: model() });
+    const response = await app.request('/api/chat', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"messages":3}',
+    });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toContain('UIMessage');
   });
 
   it('refuses a 20 MB body with 413 before reading it all', async () => {
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const huge = JSON.stringify({
       messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(20e6) }] }],
     });
@@ -125,7 +132,7 @@ describe('with a model', () => {
   });
 
   it('refuses a message over the length cap with 400 naming the limit', async () => {
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const response = await app.request('/api/chat', chatRequest('x'.repeat(20_001)));
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatch(
@@ -135,7 +142,7 @@ describe('with a model', () => {
 
   it('echoes at most 200 characters of the query in the selection part', async () => {
     fake.setScript([{ text: 'ok' }]);
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const question = `weather in Oslo ${'please '.repeat(2000)}`;
     const chunks = await readUIChunks(await app.request('/api/chat', chatRequest(question)));
     const [selection] = dataParts<{ query: string }>(chunks, 'data-tool-selection');
@@ -144,7 +151,7 @@ describe('with a model', () => {
   });
 
   it('GET /api/tools/search refuses a query over 500 characters', async () => {
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const response = await app.request(`/api/tools/search?q=${'weather+'.repeat(100)}`);
     expect(response.status).toBe(400);
     expect((await response.json()).error).toContain('at most 500');
@@ -152,7 +159,7 @@ describe('with a model', () => {
 
   it('streams the model server error as a clear message', async () => {
     fake.setScript([{ error: { status: 401, message: 'Incorrect API key provided.' } }]);
-    const app = createApp({ toolbox, model: model() });
+    const app = createApp({ origins, toolbox, model: model() });
     const chunks = await readUIChunks(await app.request('/api/chat', chatRequest('Hello')));
     const error = chunks.find(chunk => chunk.type === 'error');
     expect(error).toMatchObject({ errorText: expect.stringContaining('Incorrect API key') });
@@ -171,7 +178,7 @@ describeWith({}, 'with a model and the sandbox', () => {
   it('streams the tool selection, the failed attempt, the repair and the answer', async () => {
     fake.setScript(weatherScenario());
     const first = fake.requests.length;
-    const app = createApp({ toolbox, model: model(), sandbox });
+    const app = createApp({ origins, toolbox, model: model(), sandbox });
     const response = await app.request('/api/chat', chatRequest(QUESTION));
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const chunks = await readUIChunks(response);

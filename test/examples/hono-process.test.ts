@@ -1,4 +1,5 @@
 // The Hono example as a real process on a real port, as `npm start` runs it.
+import { request } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,20 @@ describe('without a model and without Docker', () => {
     expect((await chat.json()).error).toContain('OPENAI_API_KEY');
   });
 
+  it('answers only its own host and origin over real HTTP', async () => {
+    const url = app.ready[1]!;
+    // What a browser sends after DNS rebinding: the attacker's name in Host (fetch sets its own).
+    expect(await statusWithHost(`${url}/healthz`, 'rebind.attacker.test')).toBe(421);
+    const crossSite = await fetch(`${url}/api/chat`, {
+      method: 'POST',
+      headers: { origin: 'http://evil.test', 'content-type': 'text/plain' },
+      body: '{"messages":[]}',
+    });
+    expect(crossSite.status).toBe(403);
+    // localhost at the same port is the same app.
+    expect(await statusWithHost(`${url}/healthz`, `localhost:${new URL(url).port}`)).toBe(200);
+  });
+
   it('exits cleanly on SIGTERM', async () => {
     await app.stop();
     expect(app.child.exitCode).toBe(0);
@@ -111,3 +126,15 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     expect(await listSandboxContainers({ docker: new Docker(), pid })).toEqual([]);
   });
 });
+
+// GET `url` with this Host header (node:http sends it as given).
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers: { host } }, response => {
+      response.resume();
+      resolve(response.statusCode!);
+    })
+      .on('error', reject)
+      .end();
+  });
+}

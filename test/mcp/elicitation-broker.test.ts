@@ -1,6 +1,18 @@
-import { describe, expect, it } from 'vitest';
-import { McpElicitationBroker, type McpElicitationPart } from '../../src/mcp/index.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../src/errors/index.ts';
+import {
+  connectMcpServers,
+  McpElicitationBroker,
+  type McpElicitationPart,
+  type McpToolbox,
+} from '../../src/mcp/index.ts';
 import type { McpElicitationRequest } from '../../src/mcp/elicitation.ts';
+import { callOptions, fixture } from './helpers.ts';
+
+const open: McpToolbox[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map(toolbox => toolbox.close()));
+});
 
 function formRequest(userId: string, abortSignal = new AbortController().signal) {
   return {
@@ -60,5 +72,62 @@ describe('McpElicitationBroker', () => {
     controller.abort();
     await expect(pending).resolves.toEqual({ action: 'cancel' });
     expect(parts.map(part => part.state)).toEqual(['pending', 'cancel']);
+  });
+
+  it('withdraws a form the user let expire: a late answer is refused, and nothing stays open', async () => {
+    const broker = new McpElicitationBroker();
+    const toolbox = await connectMcpServers({
+      servers: { forms: fixture('elicitation-server.ts') },
+      onElicitation: broker.handler,
+      elicitationTimeoutMs: 200,
+    });
+    open.push(toolbox);
+    // A shared server's requests carry no user: the broker files them under ''.
+    const parts: McpElicitationPart[] = [];
+    broker.subscribe('', part => parts.push(part));
+    const output = (await toolbox.tools.ask!.execute!({}, callOptions())) as {
+      content: { text: string }[];
+    };
+    expect(JSON.parse(output.content[0]!.text)).toEqual({ action: 'cancel' });
+    expect(parts.map(part => part.state)).toEqual(['pending', 'cancel']);
+    expect(broker.openForms('')).toBe(0);
+    const late = broker.answer({ id: parts[0]!.id, userId: '', result: { action: 'accept' } });
+    expect(late).toBe(false);
+  });
+
+  it('declines forms past maxOpenPerUser for that user only, and frees a seat once one is answered', async () => {
+    const broker = new McpElicitationBroker({ maxOpenPerUser: 2 });
+    const parts: McpElicitationPart[] = [];
+    broker.subscribe('dave', part => parts.push(part));
+    broker.subscribe('erin', () => {});
+    const first = broker.handler(formRequest('dave'));
+    void broker.handler(formRequest('dave'));
+    await expect(broker.handler(formRequest('dave'))).resolves.toEqual({ action: 'decline' });
+    expect(parts).toHaveLength(2); // the declined one was never shown
+    expect(broker.openForms('dave')).toBe(2);
+    // Another user's forms are not counted against dave.
+    void broker.handler(formRequest('erin'));
+    expect(broker.openForms('erin')).toBe(1);
+    broker.answer({ id: parts[0]!.id, userId: 'dave', result: { action: 'decline' } });
+    await expect(first).resolves.toEqual({ action: 'decline' });
+    void broker.handler(formRequest('dave'));
+    expect(broker.openForms('dave')).toBe(2);
+    expect(parts.filter(part => part.state === 'pending')).toHaveLength(3);
+  });
+
+  it('cancels at once a request whose server already gave up, showing nothing', async () => {
+    const broker = new McpElicitationBroker();
+    const parts: McpElicitationPart[] = [];
+    broker.subscribe('fay', part => parts.push(part));
+    await expect(broker.handler(formRequest('fay', AbortSignal.abort()))).resolves.toEqual({
+      action: 'cancel',
+    });
+    expect(parts).toEqual([]);
+    expect(broker.openForms('fay')).toBe(0);
+  });
+
+  it('refuses a cap that is not a whole number of at least 1', () => {
+    expect(() => new McpElicitationBroker({ maxOpenPerUser: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new McpElicitationBroker({ maxOpenPerUser: 1.5 })).toThrow(/maxOpenPerUser/);
   });
 });

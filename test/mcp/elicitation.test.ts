@@ -35,9 +35,11 @@ async function ask(options: Omit<Partial<ConnectMcpServersOptions<ToolIndex>>, '
 describe('elicitation', () => {
   it('hands the server request to the hook, and fills in the defaults of an unchanged form', async () => {
     const requests: McpElicitationRequest[] = [];
+    const abortedWhileAsked: boolean[] = [];
     const { answer, recorder } = await ask({
       onElicitation: request => {
         requests.push(request);
+        abortedWhileAsked.push(request.abortSignal.aborted);
         return { action: 'accept' };
       },
     });
@@ -54,7 +56,9 @@ describe('elicitation', () => {
       message: 'Who are you?',
       requestedSchema: { properties: { name: { default: 'Ada' } }, required: ['name'] },
     });
-    expect(requests[0]!.abortSignal.aborted).toBe(false);
+    // Live while the hook decides; aborted once settled, so a form it showed is withdrawn.
+    expect(abortedWhileAsked).toEqual([false]);
+    expect(requests[0]!.abortSignal.aborted).toBe(true);
     expect(recorder.events).toContainEqual(
       expect.objectContaining({ type: 'elicitation', server: 'forms', action: 'accept' }),
     );

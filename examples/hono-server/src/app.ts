@@ -5,12 +5,19 @@ import type { McpElicitationBroker, McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { type ChatModel, chatResponse } from './chat-stream.ts';
-import { type SignInToolbox, mcpRoutes, userIdOf } from './mcp-routes.ts';
+import { type SignInToolbox, mcpRoutes } from './mcp-routes.ts';
 import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 import { LIMITS, checkMessageLimits } from './request-limits.ts';
+import { type AppOrigins, requireJson, sameOrigin } from './same-origin.ts';
+import { issueUserId, knownUserId } from './user-id.ts';
 
 /** Options of {@link createApp}. */
 export type ChatAppOptions = {
+  /**
+   * Where the app is reached (`appOrigins({ publicUrl, port })`): requests
+   * for another host get 421 and requests from another origin 403.
+   */
+  origins: AppOrigins;
   /**
    * MCP tools, their index and server status: a toolbox from
    * `connectMcpServers`. With `forUser`, each browser chats with its own
@@ -50,16 +57,18 @@ const ASSETS: Record<string, string> = {
 /**
  * The example's HTTP app: `GET /` (chat page), `POST /api/chat` (UI message
  * stream), `GET /api/tools/search?q=` (what retrieval picks), `GET /healthz`.
- * It owns nothing: `main.ts` creates the toolbox and sandbox once per process
- * and closes them on shutdown, and tests hand in their own.
+ * Every route answers only its own origin and hosts (`origins`), and bodies
+ * must be JSON. It owns nothing: `main.ts` creates the toolbox and sandbox
+ * once per process and closes them on shutdown, and tests hand in their own.
  *
  * @example
  * ```ts
- * const app = createApp({ toolbox, model, sandbox });
+ * const app = createApp({ origins: appOrigins({ port: 3000 }), toolbox, model, sandbox });
  * serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 3000 });
  * ```
  */
 export function createApp({
+  origins,
   toolbox,
   model,
   modelDescription = model ? 'configured' : 'none',
@@ -70,12 +79,14 @@ export function createApp({
   elicitations,
 }: ChatAppOptions): Hono {
   const app = new Hono();
+  // First, for every route: DNS rebinding (a foreign Host) and other sites' pages (a foreign Origin).
+  app.use('*', sameOrigin(origins));
   const forUser = toolbox.forUser?.bind(toolbox);
   if (forUser !== undefined) app.route('/', mcpRoutes({ toolbox: { forUser }, elicitations }));
 
   app.get('/', async c => {
-    // The page hands out this browser's user id cookie (per-user MCP sign-in).
-    if (forUser) userIdOf(c);
+    // Only the page hands out a user id (per-user MCP sign-in); other routes just read it.
+    if (forUser) issueUserId(c);
     return c.html(await readFile(new URL('index.html', PUBLIC), 'utf8'));
   });
   app.get('/assets/:file', async c => {
@@ -140,7 +151,7 @@ export function createApp({
         413,
       ),
   });
-  app.post('/api/chat', chatBodyLimit, async c => {
+  app.post('/api/chat', requireJson(), chatBodyLimit, async c => {
     if (!model) return c.json({ error: MISSING_MODEL_MESSAGE }, 503);
     const body = await c.req.json<{ messages?: unknown }>().catch(() => undefined);
     let messages: UIMessage[];
@@ -156,15 +167,19 @@ export function createApp({
     }
     const tooBig = checkMessageLimits(messages);
     if (tooBig !== undefined) return c.json({ error: tooBig }, 400);
-    // Each browser's own toolbox: shared servers plus the ones it signed in to.
-    const userId = userIdOf(c);
-    const mine = forUser ? await forUser({ userId, abortSignal: c.req.raw.signal }) : toolbox;
+    // A browser the page gave an id chats with its own toolbox (shared servers plus the ones
+    // it signed in to); any other client gets the shared servers and creates no per-user state.
+    const userId = forUser ? knownUserId(c) : undefined;
+    const mine =
+      forUser && userId !== undefined
+        ? await forUser({ userId, abortSignal: c.req.raw.signal })
+        : toolbox;
     return chatResponse({
       messages,
       model,
       tools: mine.tools,
       index: toolbox.index,
-      mcp: { status: mine.status(), userId, elicitations },
+      ...(userId === undefined ? {} : { mcp: { status: mine.status(), userId, elicitations } }),
       ...(sandbox ? { sandbox } : {}),
       topK,
       maxSteps,

@@ -2,6 +2,7 @@
 // (never per request: they own child processes and containers), then the HTTP
 // server on 127.0.0.1. Configuration comes from the environment; see README.md.
 import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
 import { createApp } from './app.ts';
 import { McpElicitationBroker } from 'ai-toolbelt/mcp';
 import { loadMcpConfig } from './load-mcp-config.ts';
@@ -9,6 +10,7 @@ import { startNotesSignIn } from './mcp-sign-in.ts';
 import { modelFromEnv } from './model-from-env.ts';
 import { openPythonSandbox } from './open-python-sandbox.ts';
 import { openToolbox } from './open-toolbox.ts';
+import { appOrigins } from './same-origin.ts';
 import { storeFromEnv } from './store-from-env.ts';
 
 const env = process.env;
@@ -40,15 +42,18 @@ const [toolbox, python] = await Promise.all([
   openPythonSandbox({ disabled: env.PYTHON_SANDBOX === 'off' }),
 ]);
 
-const app = createApp({
-  toolbox,
-  ...(setup.model ? { model: setup.model } : {}),
-  modelDescription: setup.description,
-  ...(python.sandbox ? { sandbox: python.sandbox } : {}),
-  ...(python.problem ? { pythonProblem: python.problem } : {}),
-  topK: Number(env.TOOLS_TOP_K ?? 3),
-  elicitations,
-});
+// The app is made once the port is known (PORT=0 picks one): its origins include it.
+const app = (port: number) =>
+  createApp({
+    origins: appOrigins({ publicUrl: env.PUBLIC_URL, port }),
+    toolbox,
+    ...(setup.model ? { model: setup.model } : {}),
+    modelDescription: setup.description,
+    ...(python.sandbox ? { sandbox: python.sandbox } : {}),
+    ...(python.problem ? { pythonProblem: python.problem } : {}),
+    topK: Number(env.TOOLS_TOP_K ?? 3),
+    elicitations,
+  });
 
 for (const server of Object.values(toolbox.status())) {
   console.log(
@@ -69,10 +74,22 @@ console.log(
     : `[python] disabled: ${python.problem}`,
 );
 
-const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, info => {
-  notes.setAppUrl(env.PUBLIC_URL ?? `http://127.0.0.1:${info.port}`);
-  console.log(`Listening on http://127.0.0.1:${info.port}`);
-});
+let listening: Hono | undefined;
+const server = serve(
+  {
+    // Connections are accepted only after the callback below has run.
+    fetch: (request, bindings) =>
+      listening ? listening.fetch(request, bindings) : new Response(null, { status: 503 }),
+    hostname: '127.0.0.1',
+    port,
+  },
+  info => {
+    listening = app(info.port);
+    // The OAuth callback's origin is configuration (PUBLIC_URL), never a request's Host.
+    notes.setAppUrl(env.PUBLIC_URL ?? `http://127.0.0.1:${info.port}`);
+    console.log(`Listening on http://127.0.0.1:${info.port}`);
+  },
+);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

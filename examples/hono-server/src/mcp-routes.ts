@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { McpElicitationBroker, McpElicitationResult, McpServerStatus } from 'ai-toolbelt/mcp';
-import { type Context, Hono } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { Hono } from 'hono';
+import { requireJson } from './same-origin.ts';
+import { knownUserId } from './user-id.ts';
 
 /** The part of a toolbox the sign-in routes use (`connectMcpServers()` returns one). */
 export type SignInToolbox = {
@@ -12,29 +12,12 @@ export type SignInToolbox = {
   }>;
 };
 
-const COOKIE = 'uid';
-
-/**
- * This browser's user id. The example has no login, so each browser gets a
- * random id in an HTTP-only cookie; a real app takes the id from its session.
- *
- * @example
- * ```ts
- * const toolbox = await root.forUser({ userId: userIdOf(c) });
- * ```
- */
-export function userIdOf(c: Context): string {
-  const known = getCookie(c, COOKIE);
-  if (known !== undefined && /^[\w-]{16,64}$/.test(known)) return known;
-  const fresh = randomUUID();
-  setCookie(c, COOKIE, fresh, { httpOnly: true, sameSite: 'Lax', path: '/' });
-  return fresh;
-}
-
 /**
  * The sign-in and elicitation routes: `GET /api/mcp/callback` (the OAuth
  * redirect: finishes the user's sign-in in one call and tells the chat page)
- * and `POST /api/mcp/elicitations/:id` (the answer to a form).
+ * and `POST /api/mcp/elicitations/:id` (the answer to a form). Both act only
+ * for a browser the chat page gave a user id: without one they create
+ * nothing (no user, no toolbox, no sign-in state).
  *
  * @example
  * ```ts
@@ -58,8 +41,10 @@ export function mcpRoutes({
     const denied = c.req.query('error');
     if (denied !== undefined || code === undefined)
       return c.html(page(`Sign-in did not complete (${denied ?? 'no code'}).`, undefined), 400);
+    const userId = knownUserId(c);
+    if (userId === undefined) return c.html(page(NO_SESSION, undefined), 400);
     try {
-      const mine = await toolbox.forUser({ userId: userIdOf(c) });
+      const mine = await toolbox.forUser({ userId });
       const status = await mine.finishAuth({ code, ...(state === undefined ? {} : { state }) });
       return c.html(page(`Connected to ${status.name}. You can close this tab.`, status.name));
     } catch (error) {
@@ -67,18 +52,16 @@ export function mcpRoutes({
     }
   });
 
-  app.post('/api/mcp/elicitations/:id', async c => {
+  app.post('/api/mcp/elicitations/:id', requireJson(), async c => {
     const body = await c.req.json<McpElicitationResult>().catch(() => undefined);
-    if (body === undefined || !['accept', 'decline', 'cancel'].includes(body.action))
+    if (body === undefined || !['accept', 'decline', 'cancel'].includes(body?.action))
       return c.json(
         { error: 'Expected { action: "accept" | "decline" | "cancel", content? }' },
         400,
       );
-    const answered = elicitations?.answer({
-      id: c.req.param('id'),
-      userId: userIdOf(c),
-      result: body,
-    });
+    const userId = knownUserId(c);
+    const answered =
+      userId !== undefined && elicitations?.answer({ id: c.req.param('id'), userId, result: body });
     return answered
       ? c.json({ ok: true })
       : c.json({ error: 'No such question waits for you.' }, 404);
@@ -86,6 +69,9 @@ export function mcpRoutes({
 
   return app;
 }
+
+const NO_SESSION =
+  'Sign-in did not complete: this browser has no session with the chat. Open the chat page at the address the app was configured with (PUBLIC_URL), then connect again from there.';
 
 // The callback's page: tells the chat (its opener) which server is connected, then closes.
 function page(message: string, server: string | undefined): string {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type McpServerConfig, createMcpOAuth } from 'ai-toolbelt/mcp';
 import { createStorage } from 'unstorage';
+import { appUrl } from './same-origin';
 
 /** What {@link startNotesSignIn} set up. */
 export type NotesSignIn = {
@@ -11,30 +12,6 @@ export type NotesSignIn = {
   /** Stops the notes server. */
   close(): Promise<void>;
 };
-
-// The sign-in callback is this app's /api/mcp/callback; the origin comes from
-// PUBLIC_URL or, failing that, the requests the app serves (see noteAppOrigin).
-// On globalThis: each route's bundle has its own copy of this module.
-const shared = globalThis as typeof globalThis & { __aiToolbeltAppOrigin?: string };
-shared.__aiToolbeltAppOrigin ??= process.env.PUBLIC_URL;
-
-/**
- * Remembers where the app is reached (the first request's origin), for the
- * OAuth callback URL, unless `PUBLIC_URL` says it.
- *
- * @example
- * ```ts
- * noteAppOrigin(request);
- * ```
- */
-export function noteAppOrigin(request: Request): void {
-  // The Host the browser used: Next may report its own name for itself in request.url,
-  // and the callback must reach the same host for the browser to send its cookie.
-  const url = new URL(request.url);
-  const host = request.headers.get('x-forwarded-host') ?? request.headers.get('host') ?? url.host;
-  const protocol = request.headers.get('x-forwarded-proto') ?? url.protocol.replace(':', '');
-  shared.__aiToolbeltAppOrigin ??= `${protocol}://${host}`;
-}
 
 /**
  * Starts the bundled notes server (an MCP server that needs sign-in, with
@@ -62,11 +39,9 @@ export async function startNotesSignIn(): Promise<NotesSignIn> {
   const url = await firstUrl(child);
   const oauth = createMcpOAuth({
     store: createStorage(),
-    redirectUrl: () => {
-      const origin = shared.__aiToolbeltAppOrigin;
-      if (origin === undefined) throw new Error('no request has reached the app yet');
-      return new URL('/api/mcp/callback', origin);
-    },
+    // Configuration only (PUBLIC_URL, else 127.0.0.1 at Next's port), never a request's Host:
+    // read when a sign-in starts, once Next has set PORT.
+    redirectUrl: () => new URL('/api/mcp/callback', appUrl()),
     clientName: 'ai-toolbelt Next.js example',
     ...(process.env.MCP_TOKEN_KEY ? { encryptionKey: process.env.MCP_TOKEN_KEY } : {}),
   });

@@ -1,3 +1,4 @@
+import type { NextRequest } from 'next/server';
 import {
   type ToolSet,
   convertToModelMessages,
@@ -19,10 +20,10 @@ import {
 import type { ChatMessage } from '../../../lib/chat-message';
 import { MISSING_MODEL_MESSAGE, chatModel } from '../../../lib/model';
 import { writeMcpParts } from '../../../lib/mcp-parts';
-import { noteAppOrigin } from '../../../lib/mcp-sign-in';
 import { LIMITS, checkMessageLimits, readJsonBody } from '../../../lib/request-limits';
+import { refuseCrossSite } from '../../../lib/same-origin';
 import { getToolbelt } from '../../../lib/toolbelt';
-import { currentUserId } from '../../../lib/user-id';
+import { knownUserId } from '../../../lib/user-id';
 
 // Node, not edge: MCP stdio servers are child processes and the sandbox talks to Docker.
 export const runtime = 'nodejs';
@@ -34,7 +35,9 @@ const SYSTEM =
   'When a chart helps, draw it with matplotlib in the same program: the user sees it.';
 
 /** Streams one answer: top-k tools per model call, python in the sandbox, the repair guard. */
-export async function POST(request: Request): Promise<Response> {
+export async function POST(request: NextRequest): Promise<Response> {
+  const refused = refuseCrossSite(request, { json: true });
+  if (refused) return refused;
   const read = await readJsonBody(request);
   if ('response' in read) return read.response;
   const model = chatModel();
@@ -53,17 +56,19 @@ export async function POST(request: Request): Promise<Response> {
   if (tooBig !== undefined) return Response.json({ error: tooBig }, { status: 400 });
   // One toolbox and sandbox per process (see lib/toolbelt.ts); the rest is per request.
   const { toolbox, sandbox, elicitations } = await getToolbelt();
-  // This browser's toolbox: the shared servers plus those it signed in to.
-  noteAppOrigin(request);
-  const userId = await currentUserId();
-  const mine = await toolbox.forUser({ userId, abortSignal: request.signal });
+  // A browser the page gave an id chats with its own toolbox (the shared servers plus those it
+  // signed in to); any other client gets the shared servers and creates no per-user state.
+  const userId = knownUserId(request);
+  const mine =
+    userId === undefined ? toolbox : await toolbox.forUser({ userId, abortSignal: request.signal });
 
   let stopMcp = () => {};
   const stream = createUIMessageStream<ChatMessage>({
     originalMessages: messages,
     onEnd: () => stopMcp(),
     async execute({ writer }) {
-      stopMcp = writeMcpParts({ writer, status: mine.status(), userId, elicitations });
+      if (userId !== undefined)
+        stopMcp = writeMcpParts({ writer, status: mine.status(), userId, elicitations });
       request.signal.addEventListener('abort', () => stopMcp(), { once: true });
       let step = 0;
       const selection = toolSelection({

@@ -1,4 +1,5 @@
 import { type ToolIndex, createToolIndex } from 'ai-toolbelt';
+import { refuseCrossSite } from '../../../lib/same-origin';
 import { toolCatalog } from '../../../lib/tool-catalog';
 
 // The root entry of ai-toolbelt runs on the Edge runtime: this route ranks the
@@ -25,6 +26,8 @@ function catalogIndex(): Promise<ToolIndex> {
  * `{ query, retrieval, tools: [{ name, server, score }] }`.
  */
 export async function GET(request: Request): Promise<Response> {
+  const refused = refuseCrossSite(request);
+  if (refused) return refused;
   const params = new URL(request.url).searchParams;
   const query = params.get('q')?.trim() ?? '';
   const topK = Number(params.get('k') ?? 3);

@@ -1,27 +1,30 @@
+import type { NextRequest } from 'next/server';
 import type { McpElicitationResult } from 'ai-toolbelt/mcp';
+import { refuseCrossSite } from '../../../../../lib/same-origin';
 import { getToolbelt } from '../../../../../lib/toolbelt';
-import { currentUserId } from '../../../../../lib/user-id';
+import { knownUserId } from '../../../../../lib/user-id';
 
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 
 /** The user's answer to a server's form: `{ action, content? }`. */
 export async function POST(
-  request: Request,
+  request: NextRequest,
   { params }: { params: Promise<{ id: string }> },
 ): Promise<Response> {
+  const refused = refuseCrossSite(request, { json: true });
+  if (refused) return refused;
   const body = (await request.json().catch(() => undefined)) as McpElicitationResult | undefined;
-  if (body === undefined || !['accept', 'decline', 'cancel'].includes(body.action))
+  if (body === undefined || !['accept', 'decline', 'cancel'].includes(body?.action))
     return Response.json(
       { error: 'Expected { action: "accept" | "decline" | "cancel", content? }' },
       { status: 400 },
     );
+  // No id, no form of yours: a browser that never loaded the page has nothing to answer.
+  const userId = knownUserId(request);
   const { elicitations } = await getToolbelt();
-  const answered = elicitations.answer({
-    id: (await params).id,
-    userId: await currentUserId(),
-    result: body,
-  });
+  const answered =
+    userId !== undefined && elicitations.answer({ id: (await params).id, userId, result: body });
   return answered
     ? Response.json({ ok: true })
     : Response.json({ error: 'No such question waits for you.' }, { status: 404 });

@@ -76,7 +76,7 @@ describe('sign-in to MCP servers', () => {
 
     // Tokens are sealed in the store and never appear in status or events.
     const raw = await rawStore(store);
-    expect(raw).toContain('"v":1');
+    expect(raw).toContain('"v":2,"kid":');
     expect(raw).not.toMatch(/access_token|refresh_token|code_verifier/);
     expect(JSON.stringify(toolbox.status())).not.toMatch(/access_token|Bearer/);
     expect(JSON.stringify(recorder.events)).not.toMatch(/access_token|Bearer/);

@@ -4,7 +4,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
-import { type McpAuthStore, SealedStore } from './sealed-store.ts';
+import { SealedStore, type SealedStoreStorage } from '../../util/sealed-store.ts';
 import {
   type FlowRecord,
   StoredOAuthProvider,
@@ -21,7 +21,7 @@ export type McpOAuthOptions = {
    * `unstorage` Storage (`createStorage()` with any driver: memory, Redis,
    * Vercel KV, ...). The same instance can serve the embedding cache's `store`.
    */
-  store: McpAuthStore;
+  store: SealedStoreStorage;
   /**
    * Your callback route, e.g. `https://app.example.com/api/mcp/callback`
    * (registered with each authorization server); a function when the URL is
@@ -148,7 +148,13 @@ export function createMcpOAuth({
       message: 'must be a positive number.',
     });
   }
-  const sealed = new SealedStore({ store, prefix, secret: encryptionKey });
+  const sealed = new SealedStore({
+    store,
+    prefix,
+    purpose: 'mcp-auth',
+    keys: encryptionKey === undefined ? [] : [encryptionKey],
+    keyOption: 'encryptionKey',
+  });
   const settings: StoredOAuthSettings = {
     store: sealed,
     get redirectUrl() {
@@ -184,15 +190,16 @@ export function createMcpOAuth({
     provider,
     async signOut({ userId, serverUrl }) {
       assertUserId(userId);
-      const user = sealed.id(userId);
+      const user = { id: userId };
       if (serverUrl === undefined) await sealed.removeAll(['user', user]);
-      else await sealed.remove(['user', user, 'server', sealed.id(new URL(serverUrl).href)]);
+      else await sealed.remove(['user', user, 'server', { id: new URL(serverUrl).href }]);
     },
     async callbackServer({ userId, state }) {
       assertUserId(userId);
       if (typeof state !== 'string' || state === '') return undefined;
-      const record = await sealed.get<FlowRecord>(flowSegments(sealed, state));
-      if (record === undefined || record.user !== sealed.id(userId)) return undefined;
+      const record = await sealed.get<FlowRecord>(flowSegments(state));
+      if (record === undefined || !(await sealed.ids(userId)).includes(record.user))
+        return undefined;
       return Date.now() - record.createdAt > flowTtlMs ? undefined : record.server;
     },
     async providerForCallback({ userId, server, serverUrl, state }) {
@@ -204,12 +211,13 @@ export function createMcpOAuth({
           message: `Cannot finish signing in to MCP server "${server}": ${why}. Start the sign-in again.`,
         });
       if (typeof state !== 'string' || state === '') throw invalid('the callback has no `state`');
-      const record = await sealed.get<FlowRecord>(flowSegments(sealed, state));
+      const record = await sealed.get<FlowRecord>(flowSegments(state));
       if (record === undefined) throw invalid('this sign-in is unknown, finished or expired');
       if (Date.now() - record.createdAt > flowTtlMs) throw invalid('this sign-in expired');
-      const serverId = sealed.id(new URL(serverUrl).href);
-      if (record.user !== sealed.id(userId)) throw invalid('it was started by another user');
-      if (record.server !== server || record.serverId !== serverId)
+      if (!(await sealed.ids(userId)).includes(record.user))
+        throw invalid('it was started by another user');
+      const serverIds = await sealed.ids(new URL(serverUrl).href);
+      if (record.server !== server || !serverIds.includes(record.serverId))
         throw invalid(`it was started for MCP server "${record.server}"`);
       return new StoredOAuthProvider({
         settings,

@@ -8,7 +8,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { SealedStore } from './sealed-store.ts';
+import type { SealedKeySegment, SealedStore } from '../../util/sealed-store.ts';
 
 /** Settings shared by every provider of one `createMcpOAuth()`. */
 export type StoredOAuthSettings = {
@@ -26,7 +26,7 @@ type UserRecord = { tokens: OAuthTokens; client?: OAuthClientInformationMixed; s
 
 /** A started sign-in, keyed by its `state`, until the callback finishes it. */
 export type FlowRecord = {
-  /** `store.id(userId)`. */
+  /** `store.id(userId)` (under the key that wrote it: compare with `store.ids()`). */
   user: string;
   /** Server name and `store.id(serverUrl)`. */
   server: string;
@@ -86,13 +86,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.onRedirect = options.onRedirect ?? (() => {});
     this.flowState = options.flow?.state;
     this.flow = options.flow?.record;
-    this.serverId = this.store.id(new URL(options.serverUrl).href);
-    this.userKey = this.store.id(options.userId);
+    this.serverUrl = new URL(options.serverUrl).href;
   }
 
-  /** `store.id()` of the server URL and of the user id. */
-  readonly serverId: string;
-  readonly userKey: string;
+  /** The server's MCP endpoint, normalised. */
+  readonly serverUrl: string;
 
   get redirectUrl(): string {
     return this.settings.redirectUrl;
@@ -126,7 +124,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       this.flow?.client ??
       this.settings.clients[this.server] ??
       (await this.record())?.client ??
-      (await this.store.get<OAuthClientInformationMixed>(['client', this.serverId]));
+      (await this.store.get<OAuthClientInformationMixed>(this.serverSegments('client')));
     this.lastClient = client;
     return client;
   }
@@ -134,7 +132,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
     this.lastClient = info;
     if (this.settings.clients[this.server] !== undefined) return; // pre-registered: nothing to save
-    await this.store.set(['client', this.serverId], info);
+    await this.store.set(this.serverSegments('client'), info);
   }
 
   async tokens(): Promise<OAuthTokens | undefined> {
@@ -180,15 +178,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (pending?.verifier !== undefined) {
       const scope = authorizationUrl.searchParams.get('scope') ?? undefined;
       const record: FlowRecord = {
-        user: this.userKey,
+        user: await this.store.id(this.userId),
         server: this.server,
-        serverId: this.serverId,
+        serverId: await this.store.id(this.serverUrl),
         verifier: pending.verifier,
         ...(this.lastClient === undefined ? {} : { client: this.lastClient }),
         ...(scope === undefined ? {} : { scope }),
         createdAt: Date.now(),
       };
-      await this.store.set(flowSegments(this.store, pending.state), record, {
+      await this.store.set(flowSegments(pending.state), record, {
         ttlMs: this.settings.flowTtlMs,
       });
     }
@@ -202,28 +200,28 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (scope === 'all' || scope === 'tokens' || scope === 'client')
       removals.push(this.store.remove(this.userSegments()));
     if (scope === 'all' || scope === 'client')
-      removals.push(this.store.remove(['client', this.serverId]));
+      removals.push(this.store.remove(this.serverSegments('client')));
     if (scope === 'all' || scope === 'discovery')
-      removals.push(this.store.remove(['discovery', this.serverId]));
+      removals.push(this.store.remove(this.serverSegments('discovery')));
     if ((scope === 'all' || scope === 'verifier') && this.flowState !== undefined) {
-      removals.push(this.store.remove(flowSegments(this.store, this.flowState)));
+      removals.push(this.store.remove(flowSegments(this.flowState)));
       this.flow = undefined;
     }
     await Promise.all(removals);
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.store.set(['discovery', this.serverId], state);
+    await this.store.set(this.serverSegments('discovery'), state);
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    return await this.store.get<OAuthDiscoveryState>(['discovery', this.serverId]);
+    return await this.store.get<OAuthDiscoveryState>(this.serverSegments('discovery'));
   }
 
   /** Deletes the started sign-in this provider was bound to (after the exchange). */
   async consumeFlow(): Promise<void> {
     if (this.flowState === undefined) return;
-    await this.store.remove(flowSegments(this.store, this.flowState));
+    await this.store.remove(flowSegments(this.flowState));
   }
 
   /** Forgets this user's tokens for this server. */
@@ -236,8 +234,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return typeof record?.tokens?.access_token === 'string' ? record : undefined;
   }
 
-  private userSegments(): string[] {
-    return ['user', this.userKey, 'server', this.serverId];
+  private userSegments(): SealedKeySegment[] {
+    return ['user', { id: this.userId }, 'server', { id: this.serverUrl }];
+  }
+
+  // Client registrations and discovery metadata are the app's, per server, not the user's.
+  private serverSegments(kind: 'client' | 'discovery'): SealedKeySegment[] {
+    return [kind, { id: this.serverUrl }];
   }
 
   /** For messages: never includes tokens. */
@@ -247,8 +250,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 }
 
 /** The storage segments of a started sign-in. */
-export function flowSegments(store: SealedStore, state: string): string[] {
-  return ['flow', store.id(`state:${state}`)];
+export function flowSegments(state: string): SealedKeySegment[] {
+  return ['flow', { id: `state:${state}` }];
 }
 
 function covers(granted: string | undefined, required: string): boolean {

@@ -308,7 +308,8 @@ function hashId(key: Buffer, value: string): string {
   return createHmac('sha256', key).update(value).digest('base64url').slice(0, 32);
 }
 
-function assertStorage(store: unknown): asserts store is SealedStoreStorage {
+/** Throws {@link InvalidArgumentError} naming `store` unless it is an unstorage Storage. */
+export function assertStorage(store: unknown): asserts store is SealedStoreStorage {
   for (const method of ['getItem', 'setItem', 'removeItem', 'getKeys'] as const) {
     if (typeof (store as Partial<SealedStoreStorage> | null)?.[method] !== 'function') {
       throw new InvalidArgumentError({

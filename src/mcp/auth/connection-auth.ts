@@ -1,3 +1,4 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
@@ -71,6 +72,11 @@ export class ConnectionAuth {
     return this.pendingAuthorizationUrl;
   }
 
+  /** True when `state` is that of the pending app-wide sign-in (per-user ones are checked in the store). */
+  startedWith(state: string | undefined): boolean {
+    return !isMcpOAuth(this.auth) && sameState(pendingState(this.pendingAuthorizationUrl), state);
+  }
+
   /** Exchanges the callback's code for tokens (saved by the provider). */
   async finish({ code, state }: { code: string; state?: string | undefined }): Promise<void> {
     const server = this.server;
@@ -83,6 +89,20 @@ export class ConnectionAuth {
     }
     let provider = this.provider;
     let bound: StoredOAuthProvider | undefined;
+    if (!isMcpOAuth(this.auth) && !this.startedWith(state)) {
+      // One identity serves every user here: only the sign-in this process
+      // started may finish, never a code someone brings along.
+      throw new McpAuthorizationError({
+        server,
+        reason: 'invalid-state',
+        message:
+          `Cannot finish signing in to MCP server "${server}": ` +
+          (typeof state !== 'string' || state === ''
+            ? 'the callback has no `state`'
+            : 'its `state` is not that of the sign-in this app started (unknown, finished or replaced)') +
+          '. Start the sign-in again.',
+      });
+    }
     if (isMcpOAuth(this.auth)) {
       bound = await this.auth.providerForCallback({
         userId: this.userId as string,
@@ -116,8 +136,22 @@ export class ConnectionAuth {
   }
 }
 
-// Wraps an app's own provider so its authorization URL is seen too; every
-// other member is the provider's own (bound, so getters and `this` work).
+// The `state` of an authorization URL.
+function pendingState(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  return new URL(url).searchParams.get('state') ?? undefined;
+}
+
+function sameState(expected: string | undefined, given: string | undefined): boolean {
+  if (!expected || typeof given !== 'string' || given === '') return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(expected), digest(given));
+}
+
+// Wraps an app's own provider so its authorization URL is seen too, and gives
+// it a random `state` when it has none (a callback is accepted only with the
+// state of the pending sign-in). Every other member is the provider's own
+// (bound, so getters and `this` work).
 function capturingProvider(
   provider: OAuthClientProvider,
   capture: (url: URL) => void,
@@ -129,6 +163,9 @@ function capturingProvider(
           capture(url);
           await target.redirectToAuthorization(url);
         };
+      }
+      if (property === 'state' && typeof target.state !== 'function') {
+        return async () => randomBytes(24).toString('base64url');
       }
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;

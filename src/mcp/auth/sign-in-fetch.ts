@@ -57,7 +57,7 @@ export function signInFetch({
     return await pinnedFetch(url, init, policy, server);
   };
   return async (input, init = {}) => {
-    let url = new URL(input instanceof Request ? input.url : String(input));
+    let url = new URL(input);
     if (url.origin === endpoint.origin && url.pathname === endpoint.pathname) {
       return await fetch(input, init);
     }

@@ -3,13 +3,11 @@
 // error messages, callback pages and status().
 import { createStorage } from 'unstorage';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AddressPolicy } from '../../src/mcp/auth/address-policy.ts';
-import { signInFetch } from '../../src/mcp/auth/sign-in-fetch.ts';
 import {
   connectMcpServers,
   createMcpOAuth,
   McpAuthorizationError,
-  McpBlockedAddressError,
+  type McpBlockedAddressError,
   type McpHttpServerConfig,
   type McpToolbox,
 } from '../../src/mcp/index.ts';
@@ -50,9 +48,10 @@ async function hostile(options: HostileOptions, config: Partial<McpHttpServerCon
   return { server, toolbox, status: () => toolbox.status().evil! };
 }
 
+// By name, so these tests also run (and fail) against code without the class.
 function blocked(error: unknown): McpBlockedAddressError | undefined {
   for (let e = error; e != null; e = (e as { cause?: unknown }).cause)
-    if (McpBlockedAddressError.isInstance(e)) return e;
+    if ((e as Error).name === 'ToolbeltMcpBlockedAddressError') return e as McpBlockedAddressError;
   return undefined;
 }
 
@@ -81,11 +80,7 @@ describe('sign-in discovery, registration and token requests', () => {
     });
   });
 
-  it('resolves host names and checks every address: localhost in the 401 is loopback', async () => {
-    const policy = new AddressPolicy({ server: 'evil' });
-    await expect(policy.check(new URL(`http://localhost:${canary.port}/`))).rejects.toMatchObject({
-      range: 'loopback',
-    });
+  it('resolves host names: localhost in the 401 is loopback, so nothing is sent there', async () => {
     // The SDK falls back to the server's own origin when the resource metadata is refused.
     const { server, status } = await hostile({
       resourceMetadata: () =>
@@ -94,42 +89,6 @@ describe('sign-in discovery, registration and token requests', () => {
     expect(status().state).toBe('needs-auth');
     expect(new URL(status().authorizationUrl!).origin).toBe(server.origin);
     expect(canary.hits).toEqual([]);
-  });
-
-  it('classifies addresses: private, CGNAT, ULA, link-local, unspecified and mapped forms are refused', async () => {
-    const policy = new AddressPolicy({ server: 'evil', allowed: ['192.168.7.0/24', 'fd00::5'] });
-    const refused = {
-      'http://10.1.2.3/': 'private',
-      'http://172.16.0.1/': 'private',
-      'http://192.168.1.1/': 'private',
-      'http://100.64.0.1/': 'carrierGradeNat',
-      'http://0.0.0.0/': 'unspecified',
-      'http://[::]/': 'unspecified',
-      'http://[::1]/': 'loopback',
-      'http://[fe80::1]/': 'linkLocal',
-      'http://[fd12:3456::1]/': 'uniqueLocal',
-      'http://[::ffff:169.254.169.254]/': 'linkLocal',
-      'http://[64:ff9b::a9fe:a9fe]/': 'rfc6052',
-      'http://2130706433/': 'loopback', // 127.0.0.1 spelt as a number
-    };
-    for (const [url, range] of Object.entries(refused)) {
-      await expect(policy.check(new URL(url)), url).rejects.toMatchObject({ range });
-    }
-    for (const url of [
-      'https://93.184.216.34/',
-      'https://[2606:4700::1111]/',
-      'http://192.168.7.20/',
-      'http://[fd00::5]/',
-    ]) {
-      await expect(policy.check(new URL(url)), url).resolves.toBeUndefined();
-    }
-  });
-
-  it('checks again when the socket connects, so a second DNS answer cannot differ (rebinding)', async () => {
-    const policy = new AddressPolicy({ server: 'evil' });
-    const lookup = policy.lookup(new URL('http://rebind.example/'));
-    const error = await new Promise(resolve => lookup('localhost', {}, resolve));
-    expect(blocked(error)).toMatchObject({ range: 'loopback' });
   });
 
   it('reaches a non-public address the app allows', async () => {
@@ -153,23 +112,6 @@ describe('sign-in discovery, registration and token requests', () => {
         },
       }),
     ).rejects.toThrow(/servers\.evil\.authAllowedAddresses\[0\].*CIDR/);
-  });
-
-  it('checks every redirect hop: its own origin may redirect within itself, never to a blocked address', async () => {
-    const server = await startHostileServer();
-    servers.push(server);
-    const fetch = signInFetch({
-      server: 'evil',
-      serverUrl: server.url,
-      policy: new AddressPolicy({ server: 'evil' }),
-    });
-    const landed = await fetch(`${server.origin}/hop?to=${encodeURIComponent('/landing')}`);
-    expect(await landed.text()).toBe('landed');
-    const away = fetch(`${server.origin}/hop?to=${encodeURIComponent(`${canary.origin}/x`)}`);
-    await expect(away).rejects.toMatchObject({ range: 'loopback', url: canary.origin });
-    const scheme = fetch(`${server.origin}/hop?to=${encodeURIComponent('file:///etc/passwd')}`);
-    await expect(scheme).rejects.toMatchObject({ range: 'scheme' });
-    expect(canary.hits).toEqual([]);
   });
 });
 

@@ -26,7 +26,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
  * address its host resolves to, again at connect time), fetched over a
  * socket of its own and read whole (at most 1 MiB). Redirects are followed by
  * hand, each hop checked. A refused answer (4xx, 5xx) to a sign-in step is
- * reported to `onFailure` and its body replaced by its OAuth error code
+ * reported to `onFailure` (and any other answer as `undefined`, so the last
+ * report is about the last request) and its body replaced by its OAuth error code
  * alone, so an upstream's text never reaches error messages, callback pages
  * or `status()`.
  *
@@ -47,8 +48,8 @@ export function signInFetch({
   serverUrl: string;
   /** Which addresses other origins may have. */
   policy: AddressPolicy;
-  /** Told about each refused sign-in step. */
-  onFailure?: (failure: SignInFailure) => void;
+  /** Told how each sign-in request ended: what was refused, or undefined when it was not. */
+  onFailure?: (failure: SignInFailure | undefined) => void;
 }): FetchLike {
   const endpoint = new URL(serverUrl);
   const once = async (url: URL, init: RequestInit): Promise<Response> => {
@@ -83,7 +84,10 @@ export function signInFetch({
         }
         continue;
       }
-      if (response.status < 400) return response;
+      if (response.status < 400) {
+        onFailure(undefined);
+        return response;
+      }
       const failure = { step, status: response.status, url: pathOf(url) };
       return await withheld({ response, failure, server, onFailure });
     }
@@ -157,7 +161,7 @@ async function withheld({
   response: Response;
   failure: SignInFailure;
   server: string;
-  onFailure: (failure: SignInFailure) => void;
+  onFailure: (failure: SignInFailure | undefined) => void;
 }): Promise<Response> {
   const body = await readCapped(response.body, new URL(failure.url), server);
   const text = new TextDecoder().decode(body);

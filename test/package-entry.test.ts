@@ -48,6 +48,13 @@ describe('package entry', () => {
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
       McpAuthorizationError: () =>
         new root.McpAuthorizationError({ server: 's', reason: 'needs-auth', message: 'm' }),
+      McpBlockedAddressError: () =>
+        new root.McpBlockedAddressError({
+          server: 's',
+          url: 'http://169.254.169.254',
+          range: 'linkLocal',
+          message: 'm',
+        }),
       McpPaginationError: () =>
         new root.McpPaginationError({
           server: 's',

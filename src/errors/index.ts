@@ -5,6 +5,7 @@ export { DockerTimeoutError } from './docker-timeout-error.ts';
 export { DuplicateToolError } from './duplicate-tool-error.ts';
 export { InvalidArgumentError } from './invalid-argument-error.ts';
 export { McpAuthorizationError, type McpAuthorizationReason } from './mcp-authorization-error.ts';
+export { McpBlockedAddressError } from './mcp-blocked-address-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';
 export { McpPaginationError } from './mcp-pagination-error.ts';
 export { McpTimeoutError, type McpOperation } from './mcp-timeout-error.ts';

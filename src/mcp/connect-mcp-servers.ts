@@ -2,13 +2,20 @@ import type { EmbeddingModel } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
+import { AddressPolicy } from './auth/address-policy.ts';
 import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
 import { httpUrl, transportKind } from './create-transport.ts';
 import type { McpElicitationHandler } from './elicitation.ts';
 import { McpToolbox } from './mcp-toolbox.ts';
 import type { McpAuthorizationRequest } from './toolbox-options.ts';
 import type { McpNaming } from './tool-names.ts';
-import type { McpEvent, McpReconnectOptions, McpServerConfig, McpToolIndex } from './types.ts';
+import type {
+  McpEvent,
+  McpHttpServerConfig,
+  McpReconnectOptions,
+  McpServerConfig,
+  McpToolIndex,
+} from './types.ts';
 
 /** Options of {@link connectMcpServers}. */
 export type ConnectMcpServersOptions<TIndex extends McpToolIndex> = {
@@ -175,6 +182,11 @@ function validateServer(name: string, config: McpServerConfig): void {
     });
   }
   httpUrl({ server: name, url: (config as { url: string | URL }).url });
+  // Validates the allow-list now rather than at the first sign-in.
+  new AddressPolicy({
+    server: name,
+    allowed: (config as McpHttpServerConfig).authAllowedAddresses,
+  });
   const provider = auth as { tokens?: unknown; clientMetadata?: unknown } | null;
   if (
     !isMcpOAuth(auth) &&

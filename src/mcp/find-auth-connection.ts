@@ -5,12 +5,15 @@ import type { McpServerConnection } from './server-connection.ts';
 import type { McpServerConfig } from './types.ts';
 
 /**
- * Which connection a sign-in callback belongs to: the named server, else the
- * per-user server whose pending sign-in `state` identifies (for this user),
- * else the only server waiting for a sign-in. Throws
- * {@link InvalidArgumentError} for an unknown or ambiguous server and
- * {@link McpAuthorizationError} (`invalid-state`) for a `state` no per-user
- * server knows. Internal to `McpToolbox.finishAuth`.
+ * Which connection a sign-in callback belongs to: the named server of this
+ * toolbox, else the per-user server whose started sign-in `state` identifies
+ * (for this user), else the app-wide server whose pending sign-in has that
+ * `state`. A callback without `state` is refused: guessing "the only server
+ * waiting" would let anyone's code finish a sign-in that serves every user.
+ * A per-user toolbox never finishes a shared server's sign-in. Throws
+ * {@link InvalidArgumentError} for an unknown or shared server and
+ * {@link McpAuthorizationError} (`invalid-state`) for a missing or unknown
+ * `state`. Internal to `McpToolbox.finishAuth`.
  *
  * @example
  * ```ts
@@ -41,44 +44,50 @@ export async function findAuthConnection({
   /** The callback's `state`, if any. */
   state: string | undefined;
 }): Promise<McpServerConnection> {
-  const candidates = [...own, ...borrowed];
   if (server !== undefined) {
-    const found = candidates.find(connection => connection.name === server);
+    const found = own.find(connection => connection.name === server);
     if (found !== undefined) return found;
-    const hint = perUserNames.has(server)
-      ? ' It signs in per user: call finishAuth on toolbox.forUser({ userId }).'
-      : '';
+    const shared = borrowed.some(connection => connection.name === server);
+    const hint = shared
+      ? ' It signs in once for the whole app: call finishAuth on the toolbox connectMcpServers() ' +
+        "returned, from a route only the app's administrators reach."
+      : perUserNames.has(server)
+        ? ' It signs in per user: call finishAuth on toolbox.forUser({ userId }).'
+        : '';
     throw new InvalidArgumentError({
       argument: 'server',
       value: server,
-      message: `no MCP server "${server}" in this toolbox.${hint}`,
+      message: `no MCP server "${server}" ${shared ? 'of this user ' : ''}in this toolbox.${hint}`,
     });
   }
+  const refuse = (why: string) =>
+    new McpAuthorizationError({
+      server: own.map(connection => connection.name).join(',') || '*',
+      reason: 'invalid-state',
+      message: `Cannot finish signing in: ${why}. Start the sign-in again.`,
+    });
+  if (typeof state !== 'string' || state === '') throw refuse('the callback has no `state`');
   for (const connection of own) {
     const auth = configAuth(servers[connection.name]!);
-    if (!isMcpOAuth(auth) || userId === undefined || state === undefined) continue;
+    if (!isMcpOAuth(auth) || userId === undefined) continue;
     const name = await auth.callbackServer({ userId, state });
     if (name === connection.name) return connection;
   }
-  const perUser = own.filter(connection => perUserNames.has(connection.name));
-  if (state !== undefined && perUser.length > 0) {
-    throw new McpAuthorizationError({
-      server: perUser.map(connection => connection.name).join(','),
-      reason: 'invalid-state',
-      message:
-        'Cannot finish signing in: this sign-in is unknown, finished, expired or was started ' +
-        'by another user. Start the sign-in again.',
-    });
-  }
-  const waiting = candidates.filter(connection => connection.state === 'needs-auth');
-  if (waiting.length === 1) return waiting[0]!;
-  throw new InvalidArgumentError({
-    argument: 'server',
-    value: server,
-    message:
-      'name the server: the `state` does not identify a sign-in of this user ' +
-      `(${waiting.length} servers wait for one).`,
-  });
+  const appWide = own.find(
+    connection =>
+      !perUserNames.has(connection.name) &&
+      pendingState(connection.status().authorizationUrl) === state,
+  );
+  if (appWide !== undefined) return appWide;
+  throw refuse(
+    'this sign-in is unknown, finished, expired or was started by another user or toolbox',
+  );
+}
+
+// The `state` of a pending sign-in's authorization URL (checked again, in
+// constant time, by the connection before the code is exchanged).
+function pendingState(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : (new URL(url).searchParams.get('state') ?? undefined);
 }
 
 /** A server config's `auth`, if it has one. */

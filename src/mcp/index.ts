@@ -35,6 +35,7 @@ export {
   McpAuthorizationError,
   type McpAuthorizationReason,
 } from '../errors/mcp-authorization-error.ts';
+export { McpBlockedAddressError } from '../errors/mcp-blocked-address-error.ts';
 export { McpConnectionError } from '../errors/mcp-connection-error.ts';
 export { McpPaginationError } from '../errors/mcp-pagination-error.ts';
 export { McpTimeoutError, type McpOperation } from '../errors/mcp-timeout-error.ts';

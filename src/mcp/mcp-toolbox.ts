@@ -1,5 +1,6 @@
 import type { ToolSet } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../errors/mcp-connection-error.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
@@ -170,7 +171,12 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
    * Finishes a sign-in from your OAuth callback route: exchanges `code` for
    * tokens (after checking `state` was started by this toolbox's user for
    * that server), connects the server and indexes its tools. `server` may be
-   * left out when `state` identifies it. Resolves with the server's status.
+   * left out when `state` identifies it. `state` is required: a callback
+   * without it, or with one this toolbox did not start, is refused
+   * ({@link McpAuthorizationError}, `invalid-state`). A server with app-wide
+   * `auth` (an SDK provider: one identity for every user) finishes only on
+   * the toolbox `connectMcpServers()` returned, never on a `forUser()` one.
+   * Resolves with the server's status.
    */
   async finishAuth({
     server,
@@ -182,7 +188,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     server?: string;
     /** The callback's `code` query parameter. */
     code: string;
-    /** The callback's `state` query parameter. */
+    /** The callback's `state` query parameter (required; typed optional so a missing one is refused with a clear error). */
     state?: string;
     /** Cancels connecting afterwards. */
     abortSignal?: AbortSignal;

@@ -59,6 +59,14 @@ export type McpHttpServerConfig = McpServerLimits & {
    * for one identity shared by every user.
    */
   auth?: McpServerAuth;
+  /**
+   * Non-public addresses (IPs or CIDR ranges, e.g. `['10.0.0.0/8']`) that
+   * sign-in may reach on origins other than `url`'s own. Discovery,
+   * registration and token requests to private, loopback, link-local and
+   * similar addresses are refused otherwise, wherever the server's OAuth
+   * metadata points; `url`'s own origin is always allowed.
+   */
+  authAllowedAddresses?: readonly string[];
 };
 
 /**

@@ -1,6 +1,12 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Storage } from 'unstorage';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import {
+  deriveSealingKey,
+  hashId,
+  type SealingKey as Key,
+  saltedIdKey,
+} from './derive-sealing-key.ts';
 
 /**
  * The part of an `unstorage` `Storage` a {@link SealedStore} uses. Any
@@ -19,10 +25,6 @@ export type SealedKeySegment = string | { id: string };
 type Sealed = { v: 2; kid: string; iv: string; tag: string; data: string };
 type Plain = { v: 2; plain: unknown; exp?: number };
 type Envelope = { value: unknown; exp?: number };
-type Key = { kid: string; seal: Buffer | undefined; hash: Promise<Buffer> };
-
-const MIN_SECRET_BYTES = 32;
-const SALT = 'ai-toolbelt sealed-store';
 
 /**
  * JSON records in an unstorage `Storage` under one prefix, sealed with
@@ -76,12 +78,14 @@ export class SealedStore {
     }
     this.store = store;
     this.prefix = prefix.replace(/:+$/, '');
-    const derived = keys.map((secret, i) => deriveKey({ secret, purpose, option: keyOption, i }));
+    const derived = keys.map((secret, i) =>
+      deriveSealingKey({ secret, purpose, option: keyOption, index: i }),
+    );
     // The same secret twice would only cost reads.
     this.keys =
       derived.length > 0
         ? derived.filter((key, i) => derived.findIndex(k => k.kid === key.kid) === i)
-        : [plainKey({ store, saltKey: `${this.prefix}:id-salt`, purpose })];
+        : [saltedIdKey({ store, saltKey: `${this.prefix}:id-salt`, purpose })];
   }
 
   /** True when records are encrypted at rest. */
@@ -233,82 +237,8 @@ export class SealedStore {
   }
 }
 
-function deriveKey({
-  secret,
-  purpose,
-  option,
-  i,
-}: {
-  secret: SealingSecret;
-  purpose: string;
-  option: string;
-  i: number;
-}): Key {
-  const bytes =
-    typeof secret === 'string'
-      ? Buffer.from(secret, 'utf8')
-      : secret instanceof Uint8Array
-        ? Buffer.from(secret)
-        : undefined;
-  if (bytes === undefined || bytes.length < MIN_SECRET_BYTES) {
-    throw new InvalidArgumentError({
-      argument: i === 0 ? option : `${option}[${i}]`,
-      value: '(redacted)',
-      message:
-        `needs at least ${MIN_SECRET_BYTES} bytes of secret, got ` +
-        `${bytes === undefined ? typeof secret : bytes.length}; e.g. \`openssl rand -base64 32\`.`,
-    });
-  }
-  const derive = (info: string, length: number) =>
-    Buffer.from(hkdfSync('sha256', bytes, SALT, info, length));
-  return {
-    // Not bound to the purpose: one secret has one id wherever it is used.
-    kid: derive('key-id', 9).toString('base64url'),
-    seal: derive(`seal\0${purpose}`, 32),
-    hash: Promise.resolve(derive(`id\0${purpose}`, 32)),
-  };
-}
-
-// Without a secret ids are still keyed, by a random salt kept in the store: not
-// secret from whoever reads the store, but no precomputed table of user ids
-// fits it. Two processes starting at once may both write one; both then use
-// whichever was stored last.
-function plainKey({
-  store,
-  saltKey,
-  purpose,
-}: {
-  store: SealedStoreStorage;
-  saltKey: string;
-  purpose: string;
-}): Key {
-  let hash: Promise<Buffer> | undefined;
-  const load = async (): Promise<Buffer> => {
-    let salt = await store.getItem<unknown>(saltKey);
-    if (typeof salt !== 'string') {
-      await store.setItem(saltKey, randomBytes(32).toString('base64url'));
-      salt = await store.getItem<unknown>(saltKey);
-    }
-    return Buffer.from(hkdfSync('sha256', String(salt), SALT, `id\0${purpose}`, 32));
-  };
-  return {
-    kid: 'plain',
-    seal: undefined,
-    get hash() {
-      hash ??= load().catch(error => {
-        hash = undefined; // a store outage must not stick
-        throw error;
-      });
-      return hash;
-    },
-  };
-}
-
-function hashId(key: Buffer, value: string): string {
-  return createHmac('sha256', key).update(value).digest('base64url').slice(0, 32);
-}
-
-function assertStorage(store: unknown): asserts store is SealedStoreStorage {
+/** Throws {@link InvalidArgumentError} naming `store` unless it is an unstorage Storage. */
+export function assertStorage(store: unknown): asserts store is SealedStoreStorage {
   for (const method of ['getItem', 'setItem', 'removeItem', 'getKeys'] as const) {
     if (typeof (store as Partial<SealedStoreStorage> | null)?.[method] !== 'function') {
       throw new InvalidArgumentError({

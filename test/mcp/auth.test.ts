@@ -7,7 +7,14 @@ import {
   type McpToolbox,
 } from '../../src/mcp/index.ts';
 import { callOptions, eventRecorder, fixture, waitFor } from './helpers.ts';
-import { type NotesServer, oauthInMemory, rawStore, signIn, startNotesServer } from './sign-in.ts';
+import {
+  appWideProvider,
+  type NotesServer,
+  oauthInMemory,
+  rawStore,
+  signIn,
+  startNotesServer,
+} from './sign-in.ts';
 
 type Output = { content: { type: string; text: string }[] };
 const call = async (toolbox: McpToolbox, name: string, args: object = {}) => {
@@ -171,6 +178,44 @@ describe('sign-in to MCP servers', () => {
     await expect(plain.finishAuth({ server: 'b', code: 'x' })).rejects.toMatchObject({
       reason: 'no-auth',
     });
+  });
+
+  it('finishes an app-wide sign-in only with the state it started, and never from a user’s toolbox', async () => {
+    const app = await connectMcpServers({
+      servers: { notes: { url: notes.url, auth: appWideProvider() } },
+    });
+    open.push(app);
+    const url = app.status().notes!.authorizationUrl!;
+    expect(new URL(url).searchParams.get('state')).toMatch(/^[\w-]{32}$/);
+    const mallory = await app.forUser({ userId: 'mallory' });
+    expect(mallory.status().notes!.state).toBe('needs-auth');
+    // Anyone can sign in at the authorization server with their own account ...
+    const theirs = await signIn(url, 'mallory');
+    // ... but their code finishes nothing without the state, from their toolbox or the app's.
+    const refused = (promise: Promise<unknown>) => promise.catch((e: unknown) => e);
+    for (const attempt of [
+      mallory.finishAuth({ code: theirs.code }),
+      app.finishAuth({ code: theirs.code }),
+      app.finishAuth({ server: 'notes', code: theirs.code }),
+      app.finishAuth({ server: 'notes', code: theirs.code, state: 'forged-state' }),
+    ]) {
+      expect(await refused(attempt)).toMatchObject({
+        name: 'ToolbeltMcpAuthorizationError',
+        reason: 'invalid-state',
+      });
+    }
+    // A user's toolbox never finishes the shared server's sign-in, even with its state.
+    const borrowed = await refused(mallory.finishAuth({ ...theirs, server: 'notes' }));
+    expect(borrowed).toMatchObject({ name: 'ToolbeltInvalidArgumentError', argument: 'server' });
+    expect((borrowed as Error).message).toMatch(/once for the whole app/);
+    expect(await refused(mallory.finishAuth(theirs))).toMatchObject({ reason: 'invalid-state' });
+    expect(app.status().notes!.state).toBe('needs-auth');
+
+    // The administrator's callback, with the state the app started, signs everyone in.
+    const admins = await signIn(url, 'admin');
+    expect(await app.finishAuth(admins)).toMatchObject({ name: 'notes', state: 'ready' });
+    expect(await call(mallory, 'whoami')).toBe('Signed in to notes as admin.');
+    expect(await refused(app.finishAuth(admins))).toMatchObject({ reason: 'invalid-state' });
   });
 
   it('rejects bad auth options with a clear error before connecting anything', async () => {

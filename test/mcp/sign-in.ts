@@ -1,3 +1,8 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createStorage, type Storage } from 'unstorage';
 import { createMcpOAuth, type McpOAuth } from '../../src/mcp/index.ts';
 
@@ -41,4 +46,31 @@ export async function rawStore(store: Storage): Promise<string> {
   const keys = await store.getKeys();
   const values = await Promise.all(keys.map(key => store.getItem(key)));
   return JSON.stringify(Object.fromEntries(keys.map((key, i) => [key, values[i]])));
+}
+
+/**
+ * An app's own SDK provider (one identity for every user), kept in memory,
+ * signing in with the authorization code flow. It has no `state()` of its own.
+ */
+export function appWideProvider(): OAuthClientProvider & { tokens(): OAuthTokens | undefined } {
+  let client: OAuthClientInformationMixed | undefined;
+  let tokens: OAuthTokens | undefined;
+  let verifier = '';
+  const redirectUrl = 'http://127.0.0.1:3000/admin/mcp/callback';
+  return {
+    redirectUrl,
+    clientMetadata: {
+      client_name: 'ai-toolbelt tests (app-wide)',
+      redirect_uris: [redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    },
+    clientInformation: () => client,
+    saveClientInformation: info => void (client = info),
+    tokens: () => tokens,
+    saveTokens: saved => void (tokens = saved),
+    redirectToAuthorization: () => {},
+    saveCodeVerifier: saved => void (verifier = saved),
+    codeVerifier: () => verifier,
+  };
 }

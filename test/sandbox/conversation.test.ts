@@ -218,9 +218,14 @@ describeSandbox('conversation interpreters (real engine)', () => {
     await expect(
       sandbox.executeCell('1', { conversation: { id: '', userId: 'x' } }),
     ).rejects.toSatisfy(error => InvalidArgumentError.isInstance(error));
-    expect(() => new DockerSandbox({ conversations: { store: createStorage() } })).toThrow(
+    // A store that outlives the process (anything but unstorage's memory driver) needs a key.
+    const persistent = createStorage({
+      driver: redisDriver({ url: 'redis://127.0.0.1:1', lazyConnect: true }),
+    });
+    expect(() => new DockerSandbox({ conversations: { store: persistent } })).toThrow(
       /conversations\.encryptionKey/,
     );
+    expect(() => new DockerSandbox({ conversations: { store: createStorage() } })).not.toThrow();
   });
 });
 

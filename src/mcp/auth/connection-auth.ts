@@ -1,7 +1,11 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import { McpBlockedAddressError } from '../../errors/mcp-blocked-address-error.ts';
+import { AddressPolicy } from './address-policy.ts';
 import { type McpOAuth, isMcpOAuth } from './create-mcp-oauth.ts';
+import { describeFailure, type SignInFailure, signInFetch } from './sign-in-fetch.ts';
 import type { StoredOAuthProvider } from './stored-oauth-provider.ts';
 
 /** What a server's `auth` may be: an SDK provider (one identity for everybody) or per-user sign-in. */
@@ -10,9 +14,11 @@ export type McpServerAuth = OAuthClientProvider | McpOAuth;
 /**
  * The sign-in side of one connection: the provider handed to the SDK's HTTP
  * transport (its authorization URL captured, so the server can report
- * `needs-auth` with it), a fetch that notices a 403 `insufficient_scope` so
- * the next authorization asks for more scope, and the code exchange of the
- * callback. Internal to `connectMcpServers`.
+ * `needs-auth` with it), the fetch of the transport and of sign-in (see
+ * {@link signInFetch}: other origins only at public addresses, upstream error
+ * bodies withheld; a 403 `insufficient_scope` makes the next authorization
+ * ask for more scope), and the code exchange of the callback. Internal to
+ * `connectMcpServers`.
  *
  * @example
  * ```ts
@@ -28,12 +34,14 @@ export class ConnectionAuth {
   private readonly auth: McpServerAuth;
   private readonly userId: string | undefined;
   private pendingAuthorizationUrl: string | undefined;
+  private lastFailure: SignInFailure | undefined;
 
   constructor({
     server,
     serverUrl,
     auth,
     userId,
+    allowedAddresses,
     onAuthorizationUrl,
   }: {
     /** The server's name. */
@@ -44,6 +52,8 @@ export class ConnectionAuth {
     auth: McpServerAuth;
     /** The user, for per-user sign-in. */
     userId: string | undefined;
+    /** Non-public addresses sign-in requests to other origins may reach (IPs or CIDR ranges). */
+    allowedAddresses?: readonly string[] | undefined;
     /** Called with each authorization URL the SDK produces. */
     onAuthorizationUrl: (url: string) => void;
   }) {
@@ -55,20 +65,31 @@ export class ConnectionAuth {
       this.pendingAuthorizationUrl = url.href;
       onAuthorizationUrl(url.href);
     };
+    const guarded = signInFetch({
+      server,
+      serverUrl,
+      policy: new AddressPolicy({ server, allowed: allowedAddresses }),
+      onFailure: failure => (this.lastFailure = failure),
+    });
     if (isMcpOAuth(auth)) {
       if (userId === undefined) throw new Error(`MCP server "${server}" signs in per user`);
       const stored = auth.provider({ userId, server, serverUrl, onRedirect: capture });
       this.provider = stored;
-      this.fetch = stepUpFetch(stored);
+      this.fetch = stepUpFetch(stored, guarded);
     } else {
       this.provider = capturingProvider(auth, capture);
-      this.fetch = (input, init) => fetch(input, init);
+      this.fetch = guarded;
     }
   }
 
   /** The last authorization URL, while the user has not finished signing in. */
   get authorizationUrl(): string | undefined {
     return this.pendingAuthorizationUrl;
+  }
+
+  /** True when `state` is that of the pending app-wide sign-in (per-user ones are checked in the store). */
+  startedWith(state: string | undefined): boolean {
+    return !isMcpOAuth(this.auth) && sameState(pendingState(this.pendingAuthorizationUrl), state);
   }
 
   /** Exchanges the callback's code for tokens (saved by the provider). */
@@ -83,6 +104,20 @@ export class ConnectionAuth {
     }
     let provider = this.provider;
     let bound: StoredOAuthProvider | undefined;
+    if (!isMcpOAuth(this.auth) && !this.startedWith(state)) {
+      // One identity serves every user here: only the sign-in this process
+      // started may finish, never a code someone brings along.
+      throw new McpAuthorizationError({
+        server,
+        reason: 'invalid-state',
+        message:
+          `Cannot finish signing in to MCP server "${server}": ` +
+          (typeof state !== 'string' || state === ''
+            ? 'the callback has no `state`'
+            : 'its `state` is not that of the sign-in this app started (unknown, finished or replaced)') +
+          '. Start the sign-in again.',
+      });
+    }
     if (isMcpOAuth(this.auth)) {
       bound = await this.auth.providerForCallback({
         userId: this.userId as string,
@@ -93,6 +128,7 @@ export class ConnectionAuth {
       provider = bound;
     }
     const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+    this.lastFailure = undefined;
     try {
       const result = await auth(provider, {
         serverUrl: this.serverUrl,
@@ -102,22 +138,43 @@ export class ConnectionAuth {
       if (result !== 'AUTHORIZED') throw new Error(`the SDK answered ${result}`);
       this.pendingAuthorizationUrl = undefined;
     } catch (error) {
+      // Callback pages show this message: it names the step and status, never the upstream's text.
       throw new McpAuthorizationError({
         server,
         reason: 'exchange-failed',
         cause: error,
-        message:
-          `Signing in to MCP server "${server}" failed: ${(error as Error)?.message ?? String(error)}. ` +
-          'Start the sign-in again.',
+        message: `Signing in to MCP server "${server}" failed: ${this.whatFailed(error)}. Start the sign-in again.`,
       });
     } finally {
       await bound?.consumeFlow();
     }
   }
+
+  private whatFailed(error: unknown): string {
+    if (McpBlockedAddressError.isInstance(error)) return error.message;
+    if (this.lastFailure !== undefined)
+      return `the server answered ${describeFailure(this.lastFailure)}`;
+    if (error instanceof TypeError) return 'the authorization server could not be reached';
+    return "the authorization server's answer could not be used (see `cause`)";
+  }
 }
 
-// Wraps an app's own provider so its authorization URL is seen too; every
-// other member is the provider's own (bound, so getters and `this` work).
+// The `state` of an authorization URL.
+function pendingState(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  return new URL(url).searchParams.get('state') ?? undefined;
+}
+
+function sameState(expected: string | undefined, given: string | undefined): boolean {
+  if (!expected || typeof given !== 'string' || given === '') return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(expected), digest(given));
+}
+
+// Wraps an app's own provider so its authorization URL is seen too, and gives
+// it a random `state` when it has none (a callback is accepted only with the
+// state of the pending sign-in). Every other member is the provider's own
+// (bound, so getters and `this` work).
 function capturingProvider(
   provider: OAuthClientProvider,
   capture: (url: URL) => void,
@@ -130,6 +187,9 @@ function capturingProvider(
           await target.redirectToAuthorization(url);
         };
       }
+      if (property === 'state' && typeof target.state !== 'function') {
+        return async () => randomBytes(24).toString('base64url');
+      }
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -140,9 +200,9 @@ function capturingProvider(
 // scope, but auth() refreshes first when it has a refresh token, and a
 // refresh keeps the old scope. Telling the provider the required scope makes
 // it hold back the refresh token, so auth() starts a new authorization.
-function stepUpFetch(provider: StoredOAuthProvider): FetchLike {
+function stepUpFetch(provider: StoredOAuthProvider, inner: FetchLike): FetchLike {
   return async (input, init) => {
-    const response = await fetch(input, init);
+    const response = await inner(input, init);
     if (response.status === 403) {
       const header = response.headers.get('www-authenticate') ?? '';
       const scope = /scope="([^"]*)"/i.exec(header)?.[1];

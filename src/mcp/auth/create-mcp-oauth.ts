@@ -4,7 +4,12 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
-import { SealedStore, type SealedStoreStorage } from '../../util/sealed-store.ts';
+import {
+  SealedStore,
+  type SealedStoreStorage,
+  type SealingSecret,
+} from '../../util/sealed-store.ts';
+import { sealingKeys } from '../../util/sealing-keys.ts';
 import {
   type FlowRecord,
   StoredOAuthProvider,
@@ -28,8 +33,14 @@ export type McpOAuthOptions = {
    * known only once the app listens.
    */
   redirectUrl: string | URL | (() => string | URL);
-  /** Encrypts every value at rest (AES-256-GCM): 32+ characters of secret, e.g. `openssl rand -base64 32`. */
-  encryptionKey?: string | Uint8Array;
+  /**
+   * Encrypts every value at rest (AES-256-GCM): 32+ bytes of secret, e.g.
+   * `openssl rand -base64 32`. A list rotates keys: the first seals, all
+   * open (values are resealed with the first as they are written). Required
+   * unless `store` is unstorage's memory driver; `false` stores plain JSON on
+   * purpose (one warning per process).
+   */
+  encryptionKey?: SealingSecret | readonly SealingSecret[] | false;
   /** Your app's name on consent screens. */
   clientName?: string;
   /** Scope to ask for when neither the server's 401 nor its metadata names one. */
@@ -152,9 +163,21 @@ export function createMcpOAuth({
     store,
     prefix,
     purpose: 'mcp-auth',
-    keys: encryptionKey === undefined ? [] : [encryptionKey],
+    keys: sealingKeys({
+      store,
+      encryptionKey,
+      option: 'encryptionKey',
+      records: 'MCP sign-ins (access and refresh tokens, client secrets)',
+    }),
     keyOption: 'encryptionKey',
   });
+  // Sign-ins that are never finished would pile up in stores that ignore `ttl`.
+  let sweptAt = Number.NEGATIVE_INFINITY;
+  const sweepFlows = async (): Promise<void> => {
+    if (Date.now() - sweptAt < flowTtlMs) return;
+    sweptAt = Date.now();
+    await sealed.removeExpired(['flow']);
+  };
   const settings: StoredOAuthSettings = {
     store: sealed,
     get redirectUrl() {
@@ -163,6 +186,7 @@ export function createMcpOAuth({
     clientMetadataUrl,
     clients,
     flowTtlMs,
+    sweepFlows,
     get clientMetadata() {
       return {
         client_name: clientName,

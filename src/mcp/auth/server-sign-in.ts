@@ -42,6 +42,7 @@ export class ServerSignIn {
         serverUrl: new URL(config.url).href,
         auth: config.auth,
         userId: options.userId,
+        allowedAddresses: config.authAllowedAddresses,
         onAuthorizationUrl: () => {},
       });
     }

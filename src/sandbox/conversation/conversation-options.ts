@@ -1,6 +1,6 @@
-import type { Storage } from 'unstorage';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
-import type { SealingSecret } from '../../util/sealed-store.ts';
+import type { SealedStoreStorage, SealingSecret } from '../../util/sealed-store.ts';
+import { sealingKeys } from '../../util/sealing-keys.ts';
 
 /**
  * Options of conversation interpreters (`DockerSandbox`'s `conversations`): one long-lived
@@ -20,11 +20,12 @@ export type ConversationOptions = {
    * restoring (cells' code and input files) live: any unstorage `Storage`. Replicas that share
    * it (and the engines) continue each other's conversations. Default: this process's memory.
    */
-  store?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem' | 'getKeys'>;
+  store?: SealedStoreStorage;
   /**
    * Seals handles and history in `store` (AES-256-GCM): a secret of at least 32 bytes, or a
-   * list for rotation (the first writes, all read). Required with a `store` (it holds the
-   * users' code and files); `false` stores them as plain JSON, which you must then protect.
+   * list for rotation (the first writes, all read). Required with a store that outlives the
+   * process (it holds the users' code and files); `false` stores them as plain JSON (warned
+   * once), which you must then protect.
    */
   encryptionKey?: SealingSecret | readonly SealingSecret[] | false;
   /** An interpreter with no cell for this long ends (its state is restored when the conversation goes on). */
@@ -94,21 +95,16 @@ export function resolveConversationOptions({
       });
     }
   }
-  if (store !== undefined && encryptionKey === undefined) {
-    throw new InvalidArgumentError({
-      argument: 'conversations.encryptionKey',
-      value: undefined,
-      message:
-        'is required with a store: it holds your users\u2019 code and files. Pass a secret of at ' +
-        'least 32 bytes (e.g. `openssl rand -base64 32`), or `false` to store them unencrypted.',
-    });
-  }
+  // The same policy as MCP tokens: a store that outlives the process needs a key (or `false`).
   const keys =
-    encryptionKey === undefined || encryptionKey === false
+    store === undefined
       ? []
-      : Array.isArray(encryptionKey)
-        ? (encryptionKey as readonly SealingSecret[])
-        : [encryptionKey as SealingSecret];
+      : sealingKeys({
+          store,
+          encryptionKey,
+          option: 'conversations.encryptionKey',
+          records: 'python conversations (users\u2019 code and files)',
+        });
   return {
     ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
     ...{ maxPerEngine, maxPerUser, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },

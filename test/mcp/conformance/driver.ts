@@ -23,11 +23,15 @@ const serverUrl = process.argv.at(-1)!;
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as Record<string, string>;
 const redirectUrl = 'http://localhost:3000/callback';
+// The suite's authorization servers listen on other loopback ports than its MCP
+// servers; sign-in reaches non-public addresses only when allowed.
+const authAllowedAddresses = ['127.0.0.0/8', '::1'];
 
 function serverConfig(): McpHttpServerConfig {
   if (scenario === 'auth/client-credentials-basic') {
     return {
       url: serverUrl,
+      authAllowedAddresses,
       auth: new ClientCredentialsProvider({
         clientId: context.client_id!,
         clientSecret: context.client_secret!,
@@ -37,6 +41,7 @@ function serverConfig(): McpHttpServerConfig {
   if (scenario === 'auth/client-credentials-jwt') {
     return {
       url: serverUrl,
+      authAllowedAddresses,
       auth: new PrivateKeyJwtProvider({
         clientId: context.client_id!,
         privateKey: context.private_key_pem!,
@@ -47,6 +52,7 @@ function serverConfig(): McpHttpServerConfig {
   if (!scenario.startsWith('auth/')) return { url: serverUrl };
   return {
     url: serverUrl,
+    authAllowedAddresses,
     auth: createMcpOAuth({
       store: createStorage(),
       redirectUrl,

@@ -1,7 +1,8 @@
-import { type ArtifactCaps, createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
+import { createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
 import { OutputCollector } from './output-collector.ts';
+import { type RecordCaps, resolveRecordCaps } from './record-budget.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
 
@@ -16,8 +17,12 @@ export type RunRequest = {
   code: string;
   /** Input files, already checked (absolute paths under /tmp). */
   files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  /** What the run may return: images, files, bytes of both together. */
-  caps: ArtifactCaps;
+  /**
+   * What the run may return: images, files, bytes of both together (and optionally notes and
+   * records in all, see `RecordCaps`). The bootstrap keeps to them and the host counts them
+   * again; past one the run ends as `output-limit`.
+   */
+  caps: RecordCaps;
   /** Wall-clock limit of the run. */
   timeoutMs: number;
   /** Cap per output stream, in bytes. */
@@ -77,11 +82,12 @@ export async function runInContainer({
   let stop: (stop: Stop) => void = () => {};
   const stopped = new Promise<Stop>(resolve => (stop = resolve));
   let callbackError: { error: unknown } | undefined;
+  const limits = resolveRecordCaps(caps);
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
     proof: markerPrefix(proof),
     maxBytes: maxOutputBytes,
-    maxArtifactBytes: caps.bytes,
+    caps: limits,
     onOutput: guardedCallback(onOutput, error => {
       callbackError ??= { error };
       stop({ kind: 'abort', reason: error });
@@ -109,7 +115,7 @@ export async function runInContainer({
     socket.once('close', onEnd);
     if (abortSignal?.aborted) onAbort();
     socket.on('error', onEnd);
-    const input = encodeRunInput({ proof, nonce, code, files, caps });
+    const input = encodeRunInput({ proof, nonce, code, files, caps: limits });
     for (const chunk of input.slice(0, -1)) socket.write(chunk);
     socket.end(input.at(-1));
 

@@ -1,3 +1,4 @@
+import { MAX_RUN_NOTES } from '../sandbox/record-budget.ts';
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
 import { encodeBase64 } from '../util/base64.ts';
 
@@ -50,18 +51,60 @@ export type SaveArtifact = (artifact: {
   toolCallId: string;
 }) => Promise<string>;
 
-/** Converts a run's images and files for the tool output (inline or saved). */
-export async function toPythonArtifacts({
+/**
+ * A run's images, files and notes cut to the caps before anything is encoded, saved or shown
+ * to the model: a sandbox that returns more (it should not) costs no more than one that
+ * keeps to them. What was cut is said in a note.
+ */
+export function withinCaps({
   images,
   files,
+  notes,
+  maxImages = 10,
+  maxFiles = 20,
+  maxNotes = MAX_RUN_NOTES,
+}: {
+  /** The run's images. */
+  images: readonly SandboxImage[];
+  /** The run's files. */
+  files: readonly SandboxFile[];
+  /** The run's notes. */
+  notes: readonly string[];
+  /** Images kept. */
+  maxImages?: number | undefined;
+  /** Files kept. */
+  maxFiles?: number | undefined;
+  /** Notes kept (besides the ones saying what was cut). */
+  maxNotes?: number | undefined;
+}): { images: SandboxImage[]; files: SandboxFile[]; notes: string[] } {
+  const cut: string[] = [];
+  const keep = <T>(items: readonly T[], max: number, what: string): T[] => {
+    if (items.length <= max) return [...items];
+    cut.push(`the sandbox returned ${items.length} ${what}; only the first ${max} were kept`);
+    return items.slice(0, max);
+  };
+  return {
+    images: keep(images, maxImages, 'images'),
+    files: keep(files, maxFiles, 'files'),
+    notes: [...keep(notes, maxNotes, 'notes'), ...cut],
+  };
+}
+
+/**
+ * Converts a run's images and files for the tool output (inline or saved), after cutting them
+ * and the notes to the caps (see `withinCaps`).
+ */
+export async function toPythonArtifacts({
   toolCallId,
   saveArtifact,
-}: {
-  images: readonly SandboxImage[];
-  files: readonly SandboxFile[];
+  ...run
+}: Parameters<typeof withinCaps>[0] & {
+  /** The tool call that made them. */
   toolCallId: string;
+  /** Where the app stores them; inline base64 without it. */
   saveArtifact: SaveArtifact | undefined;
-}): Promise<{ images: PythonArtifact[]; files: PythonArtifact[] }> {
+}): Promise<{ images: PythonArtifact[]; files: PythonArtifact[]; notes: string[] }> {
+  const { images, files, notes } = withinCaps(run);
   const convert = async (
     kind: 'image' | 'file',
     name: string,
@@ -82,6 +125,7 @@ export async function toPythonArtifacts({
     files: await Promise.all(
       files.map(({ path, mediaType, data }) => convert('file', path, mediaType, data, {})),
     ),
+    notes,
   };
 }
 

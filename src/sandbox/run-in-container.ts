@@ -4,6 +4,7 @@ import { dockerCall, isGone } from './docker-call.ts';
 import { OutputCollector } from './output-collector.ts';
 import { type RecordCaps, resolveRecordCaps } from './record-budget.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
+import { SUPERVISOR_UNSAFE_EXIT } from './supervisor-source.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
 
 /** The output is complete: both done markers arrived, or the attach stream ended. */
@@ -175,7 +176,8 @@ async function waitExit(container: SandboxContainer['container'], abortSignal: A
 
 /**
  * The status for a container exit code (no supervisor marker). 0 is `success`; anything
- * else is looked up: `OOMKilled` -> `oom`, 2 or a signal -> `crashed` (gVisor ends the whole
+ * else is looked up: `OOMKilled` -> `oom`; the supervisor's refusal to run unprotected
+ * (`SUPERVISOR_UNSAFE_EXIT`) -> `crashed`; 2 or a signal -> `crashed` (gVisor ends the whole
  * sandbox with exit 2 and no output on a fork bomb; with output it is the code's own exit 2),
  * else `error`.
  */
@@ -197,8 +199,34 @@ async function classify({
     timeoutMs: dockerTimeoutMs,
     call: abortSignal => container.inspect({ abortSignal }),
   });
-  if (info.State.OOMKilled) return 'oom';
-  if (exitCode === 2 && printed()) return 'error';
+  return exitStatus({ exitCode, oomKilled: info.State.OOMKilled, printed: printed() });
+}
+
+/**
+ * The status of a run that ended without the supervisor's done marker, from the container's
+ * real exit state only (see `classify`).
+ *
+ * @example
+ * ```ts
+ * exitStatus({ exitCode: 137, oomKilled: false, printed: true }); // 'crashed'
+ * ```
+ */
+export function exitStatus({
+  exitCode,
+  oomKilled,
+  printed,
+}: {
+  /** The container's exit code (`docker wait`). */
+  exitCode: number;
+  /** Docker's `State.OOMKilled`. */
+  oomKilled: boolean;
+  /** Whether the run printed anything (tells the code's exit 2 from gVisor's). */
+  printed: boolean;
+}): SandboxStatus {
+  if (exitCode === 0) return 'success';
+  if (oomKilled) return 'oom';
+  if (exitCode === SUPERVISOR_UNSAFE_EXIT) return 'crashed';
+  if (exitCode === 2 && printed) return 'error';
   if (exitCode === 2 || exitCode >= 128) return 'crashed';
   return 'error';
 }

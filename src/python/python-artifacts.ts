@@ -31,11 +31,22 @@ export type PythonArtifact = {
 
 /**
  * Stores an artifact where the app keeps files (object storage, a CDN) and returns its URL,
- * so conversations carry links instead of base64.
+ * so conversations carry links instead of base64. The bytes and the name come from the
+ * sandbox: store each under a random key per user (never the name the code chose), as
+ * `application/octet-stream` with `Content-Disposition: attachment` (never the sandbox's media
+ * type, never inline), on a host other than the app's. The URL also goes to the model for
+ * images, so the provider must be able to fetch it: the random key is what keeps it private.
  *
  * @example
  * ```ts
- * const saveArtifact: SaveArtifact = async ({ name, mediaType, data }) => (await put(name, data, { contentType: mediaType, access: 'public' })).url;
+ * // Per request: `userId` is the signed-in user, `env.ARTIFACTS` a Cloudflare R2 bucket.
+ * const saveArtifact: SaveArtifact = async ({ data }) => {
+ *   const key = `${userId}/${crypto.randomUUID()}`;
+ *   await env.ARTIFACTS.put(key, data, {
+ *     httpMetadata: { contentType: 'application/octet-stream', contentDisposition: 'attachment' },
+ *   });
+ *   return `https://artifacts.example.com/${key}`;
+ * };
  * ```
  */
 export type SaveArtifact = (artifact: {

@@ -44,10 +44,10 @@ export type RunRequest = {
  *   `SUPERVISOR_SOURCE`) once the code's process and everything it started are gone, so the
  *   result is known without waiting ~150 ms or more for gVisor to tear the sandbox down;
  * - the attach stream ends without them (the supervisor was killed, the sandbox died): a
- *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal or gVisor's silent
- *   exit 2 -> `crashed`);
- * - the wall-clock limit, the output cap or an abort: the container is killed first
- *   (Docker's own wait timeout would not kill it), then the result is reported.
+ *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal, gVisor's silent
+ *   exit 2 or the supervisor's refusal to run unprotected -> `crashed`);
+ * - the wall-clock limit, an output or record cap (`RecordBudget`) or an abort: the container
+ *   is killed first (Docker's own wait timeout would not kill it), then the result is reported.
  *
  * The container is removed in the background; `onRemoval` gets the removal (it settles once
  * the container is confirmed gone, or its removal failed and was reported), so the caller

@@ -73,6 +73,8 @@ describe('package entry', () => {
       SandboxClosedError: () => new root.SandboxClosedError(),
       SandboxFileError: () =>
         new root.SandboxFileError({ operation: 'read', path: '/tmp/x', message: 'm' }),
+      SandboxInsecureEngineError: () =>
+        new root.SandboxInsecureEngineError({ engine: 'tcp://h:2375', argument: 'engines[0]' }),
       SandboxRuntimeMissingError: () =>
         new root.SandboxRuntimeMissingError({ runtime: 'runsc', available: ['runc'] }),
       SandboxUnavailableError: () =>

@@ -15,6 +15,7 @@ export { SandboxBusyError } from './sandbox-busy-error.ts';
 export { SandboxCleanupError } from './sandbox-cleanup-error.ts';
 export { SandboxClosedError } from './sandbox-closed-error.ts';
 export { SandboxFileError } from './sandbox-file-error.ts';
+export { SandboxInsecureEngineError } from './sandbox-insecure-engine-error.ts';
 export { SandboxRuntimeMissingError } from './sandbox-runtime-missing-error.ts';
 export { SandboxUnavailableError } from './sandbox-unavailable-error.ts';
 export type { SandboxUnavailableReason } from './sandbox-unavailable-error.ts';

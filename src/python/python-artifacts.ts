@@ -1,3 +1,4 @@
+import { MAX_RUN_NOTES } from '../sandbox/record-budget.ts';
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
 import { encodeBase64 } from '../util/base64.ts';
 
@@ -30,11 +31,22 @@ export type PythonArtifact = {
 
 /**
  * Stores an artifact where the app keeps files (object storage, a CDN) and returns its URL,
- * so conversations carry links instead of base64.
+ * so conversations carry links instead of base64. The bytes and the name come from the
+ * sandbox: store each under a random key per user (never the name the code chose), as
+ * `application/octet-stream` with `Content-Disposition: attachment` (never the sandbox's media
+ * type, never inline), on a host other than the app's. The URL also goes to the model for
+ * images, so the provider must be able to fetch it: the random key is what keeps it private.
  *
  * @example
  * ```ts
- * const saveArtifact: SaveArtifact = async ({ name, mediaType, data }) => (await put(name, data, { contentType: mediaType, access: 'public' })).url;
+ * // Per request: `userId` is the signed-in user, `env.ARTIFACTS` a Cloudflare R2 bucket.
+ * const saveArtifact: SaveArtifact = async ({ data }) => {
+ *   const key = `${userId}/${crypto.randomUUID()}`;
+ *   await env.ARTIFACTS.put(key, data, {
+ *     httpMetadata: { contentType: 'application/octet-stream', contentDisposition: 'attachment' },
+ *   });
+ *   return `https://artifacts.example.com/${key}`;
+ * };
  * ```
  */
 export type SaveArtifact = (artifact: {
@@ -50,18 +62,60 @@ export type SaveArtifact = (artifact: {
   toolCallId: string;
 }) => Promise<string>;
 
-/** Converts a run's images and files for the tool output (inline or saved). */
-export async function toPythonArtifacts({
+/**
+ * A run's images, files and notes cut to the caps before anything is encoded, saved or shown
+ * to the model: a sandbox that returns more (it should not) costs no more than one that
+ * keeps to them. What was cut is said in a note.
+ */
+export function withinCaps({
   images,
   files,
+  notes,
+  maxImages = 10,
+  maxFiles = 20,
+  maxNotes = MAX_RUN_NOTES,
+}: {
+  /** The run's images. */
+  images: readonly SandboxImage[];
+  /** The run's files. */
+  files: readonly SandboxFile[];
+  /** The run's notes. */
+  notes: readonly string[];
+  /** Images kept. */
+  maxImages?: number | undefined;
+  /** Files kept. */
+  maxFiles?: number | undefined;
+  /** Notes kept (besides the ones saying what was cut). */
+  maxNotes?: number | undefined;
+}): { images: SandboxImage[]; files: SandboxFile[]; notes: string[] } {
+  const cut: string[] = [];
+  const keep = <T>(items: readonly T[], max: number, what: string): T[] => {
+    if (items.length <= max) return [...items];
+    cut.push(`the sandbox returned ${items.length} ${what}; only the first ${max} were kept`);
+    return items.slice(0, max);
+  };
+  return {
+    images: keep(images, maxImages, 'images'),
+    files: keep(files, maxFiles, 'files'),
+    notes: [...keep(notes, maxNotes, 'notes'), ...cut],
+  };
+}
+
+/**
+ * Converts a run's images and files for the tool output (inline or saved), after cutting them
+ * and the notes to the caps (see `withinCaps`).
+ */
+export async function toPythonArtifacts({
   toolCallId,
   saveArtifact,
-}: {
-  images: readonly SandboxImage[];
-  files: readonly SandboxFile[];
+  ...run
+}: Parameters<typeof withinCaps>[0] & {
+  /** The tool call that made them. */
   toolCallId: string;
+  /** Where the app stores them; inline base64 without it. */
   saveArtifact: SaveArtifact | undefined;
-}): Promise<{ images: PythonArtifact[]; files: PythonArtifact[] }> {
+}): Promise<{ images: PythonArtifact[]; files: PythonArtifact[]; notes: string[] }> {
+  const { images, files, notes } = withinCaps(run);
   const convert = async (
     kind: 'image' | 'file',
     name: string,
@@ -82,6 +136,7 @@ export async function toPythonArtifacts({
     files: await Promise.all(
       files.map(({ path, mediaType, data }) => convert('file', path, mediaType, data, {})),
     ),
+    notes,
   };
 }
 

@@ -11,6 +11,10 @@ export type PythonSandbox = Pick<Sandbox, 'execute'> &
     readonly packages?: readonly string[] | undefined;
     /** The memory limit of a run, named when code runs out of memory. */
     readonly memoryBytes?: number | undefined;
+    /** Images a run may return (default 10); the tool keeps no more, whatever a run returned. */
+    readonly maxImages?: number | undefined;
+    /** Files a run may return (default 20); the tool keeps no more, whatever a run returned. */
+    readonly maxOutputFiles?: number | undefined;
   };
 
 /** The outcome of one run. */

@@ -200,11 +200,15 @@ export function pythonTool({
           const stdout = cut
             ? `${result.stdout.slice(0, maxOutputChars)}\n… (${result.stdout.length - maxOutputChars} more characters cut)`
             : result.stdout;
+          // Cut to the sandbox's caps before anything is encoded or saved.
           const artifacts = await toPythonArtifacts({
-            images: result.images ?? [],
-            files: result.files ?? [],
-            toolCallId,
-            saveArtifact,
+            ...{
+              images: result.images ?? [],
+              files: result.files ?? [],
+              notes: result.notes ?? [],
+            },
+            ...{ maxImages: sandbox.maxImages, maxFiles: sandbox.maxOutputFiles },
+            ...{ toolCallId, saveArtifact },
           });
           yield emit({
             state: 'success',
@@ -214,7 +218,6 @@ export function pythonTool({
             truncated: cut || result.truncated,
             code: current,
             ...artifacts,
-            notes: result.notes ?? [],
             ...stateOf(result),
           });
           return;
@@ -307,7 +310,7 @@ function describeFailure(
     case 'oom':
       return `Ran out of memory and was stopped${memoryBytes ? ` (the sandbox allows ${Math.round(memoryBytes / 1048576)} MiB)` : ''}.`;
     case 'output-limit':
-      return 'Printed more output than the sandbox allows and was stopped. Print less.';
+      return 'Printed more output, or returned more figures or files, than the sandbox allows and was stopped. Print less, and save fewer figures and files.';
     case 'crashed':
       return `The sandbox stopped unexpectedly${trimmed ? `:\n${trimmed}` : ' (for example after spawning too many processes).'}`;
     default:

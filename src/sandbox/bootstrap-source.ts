@@ -18,8 +18,8 @@
  *    destroy them). At exit (an `atexit` hook registered first, so it runs after the code's own
  *    hooks and after non-daemon threads are joined): flushes both streams, writes the run's
  *    artifacts to stdout as records behind the nonce (figures as PNG, regular files under
- *    /tmp/outputs, notes about what the caps left out), and exits with the code's status. The
- *    done marker is the supervisor's, written after this process is gone.
+ *    /tmp/outputs, notes about what the caps left out, at most the notes cap), and exits with
+ *    the code's status. The done marker is the supervisor's, written after this process is gone.
  *
  * stdout is line buffered, not unbuffered: under runsc, writes to the pipe come back short
  * (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
@@ -69,7 +69,7 @@ def _warm_up():
 
 _figures = []
 _notes = []
-_caps = {"images": 0, "files": 0, "bytes": 0}
+_caps = {"images": 0, "files": 0, "bytes": 0, "notes": 20}
 
 def _png(figure):
     import io
@@ -218,7 +218,12 @@ def _collect():
         media = mimetypes.guess_type(path)[0] or "application/octet-stream"
         add({"kind": "file", "path": relative, "mediaType": media}, b"".join(chunks))
         returned += 1
-    return records + [b"note " + json.dumps(note).encode() + b"\n" for note in _notes]
+    # The host stops a run that returns more notes than the cap (only forged records would).
+    notes = _notes
+    if len(notes) > _caps["notes"]:
+        keep = max(0, _caps["notes"] - 1)
+        notes = notes[:keep] + ["%d more notes were left out" % (len(notes) - keep)][: _caps["notes"]]
+    return records + [b"note " + json.dumps(note).encode() + b"\n" for note in notes]
 
 def _done(prefix):
     for _s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -239,7 +244,9 @@ def _done(prefix):
 import atexit, gc
 # The prefix is kept only as atexit's argument: no global, no frame on the code's stack, and
 # (after the young-generation collection untracks the argument tuple) no referrer gc can list.
-# Code can still find it by scanning memory; the host does not rely on its secrecy.
+# Code can still find it (scanning memory, or through this hook's globals, which gc lists, e.g.
+# by wrapping _write_all) and write records of its own: the host counts every record against
+# the same caps (RecordBudget) and does not rely on the prefix's secrecy.
 atexit.register(_done, _src[0])
 _src = _src[1]
 gc.collect(0)

@@ -120,6 +120,16 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     return this.options.memoryBytes;
   }
 
+  /** Images a run may return (`maxImages`); the python tool keeps no more. */
+  get maxImages(): number {
+    return this.options.maxImages;
+  }
+
+  /** Files a run may return (`maxOutputFiles`); the python tool keeps no more. */
+  get maxOutputFiles(): number {
+    return this.options.maxOutputFiles;
+  }
+
   /**
    * Each engine's name, state (`up`, `down`...), runs in flight, warm containers, sessions
    * and completed runs.

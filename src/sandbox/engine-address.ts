@@ -3,13 +3,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { SandboxInsecureEngineError } from '../errors/sandbox-insecure-engine-error.ts';
 
 /**
  * One Docker engine for the sandbox:
  * - a dockerode client;
  * - a DOCKER_HOST-style address: `unix:///var/run/docker.sock`, `tcp://10.0.0.5:2376`,
  *   `ssh://user@host` (TLS for `tcp://` follows DOCKER_TLS_VERIFY / DOCKER_CERT_PATH, as
- *   with `docker -H`);
+ *   with `docker -H`; plain `tcp://` without TLS is refused unless `allowInsecureTcp`);
  * - options: dockerode's (`socketPath`, or `host`/`port`/`protocol` with `ca`/`cert`/`key`,
  *   or `protocol: 'ssh'`), or `url` with `certPath` (a directory with ca.pem, cert.pem and
  *   key.pem: mutual TLS, verified), or an existing `docker` client; each with an optional
@@ -155,6 +156,12 @@ export function engineName(docker: Docker): string {
   return `unix://${typeof socketPath === 'string' ? socketPath : defaultSocket()}`;
 }
 
+/** True for a client that talks plain HTTP to a TCP address (no TLS, no SSH). */
+function isPlainTcp(docker: Docker): boolean {
+  const modem = (docker as Docker & { modem?: Record<string, unknown> }).modem ?? {};
+  return typeof modem.host === 'string' && modem.host !== '' && modem.protocol === 'http';
+}
+
 function isDockerClient(value: unknown): value is Docker {
   const candidate = value as { modem?: unknown; createContainer?: unknown } | null;
   return (
@@ -179,6 +186,7 @@ export function resolveEngineAddress({
   engine,
   argument = 'engines',
   env = process.env,
+  allowInsecureTcp = false,
 }: {
   /** The engine; undefined means the environment's (DOCKER_HOST or the local socket). */
   engine?: SandboxEngine;
@@ -186,14 +194,20 @@ export function resolveEngineAddress({
   argument?: string;
   /** Environment read for DOCKER_HOST & co. */
   env?: NodeJS.ProcessEnv;
+  /** Accept plain `tcp://` (HTTP, no TLS); otherwise `SandboxInsecureEngineError`. */
+  allowInsecureTcp?: boolean;
 }): EngineAddress {
-  const named = (docker: Docker, name?: string): EngineAddress => {
+  const named = (docker: Docker, name?: string, from = argument): EngineAddress => {
     if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) {
       throw new InvalidArgumentError({
         argument: `${argument}.name`,
         value: name,
         message: 'must be a non-empty string',
       });
+    }
+    // Checked on the client itself, so every way of giving an engine is covered alike.
+    if (!allowInsecureTcp && isPlainTcp(docker)) {
+      throw new SandboxInsecureEngineError({ engine: engineName(docker), argument: from });
     }
     return { docker, name: name ?? engineName(docker) };
   };
@@ -203,6 +217,8 @@ export function resolveEngineAddress({
       return named(new Docker({ ...CLEAR, socketPath: defaultSocket() }));
     return named(
       new Docker({ ...CLEAR, ...parseDockerHost({ url, env, argument: 'DOCKER_HOST' }) }),
+      undefined,
+      'DOCKER_HOST',
     );
   }
   if (isDockerClient(engine)) return named(engine);

@@ -34,6 +34,13 @@ export type FleetOptions = {
   sweepIntervalMs?: number;
   /** How far apart the clocks of hosts sharing an engine may be; expiry is judged with this margin. */
   clockSkewMs?: number;
+  /**
+   * UNSAFE: accept engines reached over plain `tcp://` (HTTP, no TLS), from `engines`,
+   * `docker` or DOCKER_HOST. Anyone on the network path can then run containers on the engine
+   * and read or change every run. Only for a network you fully trust; otherwise such an
+   * engine is refused with `SandboxInsecureEngineError`.
+   */
+  allowInsecureTcp?: boolean;
 };
 
 /** `FleetOptions` resolved: each engine's client and name, and the numbers. */
@@ -51,6 +58,7 @@ export function resolveFleetOptions({
   healthCheckIntervalMs = 5_000,
   sweepIntervalMs = 300_000,
   clockSkewMs = 60_000,
+  allowInsecureTcp = false,
 }: FleetOptions): ResolvedFleetOptions {
   for (const [argument, value, min] of [
     ['healthCheckIntervalMs', healthCheckIntervalMs, 100],
@@ -75,10 +83,19 @@ export function resolveFleetOptions({
       message: 'must be a non-empty array of engines',
     });
   }
+  if (typeof allowInsecureTcp !== 'boolean') {
+    throw new InvalidArgumentError({
+      argument: 'allowInsecureTcp',
+      value: allowInsecureTcp,
+      message: 'must be true or false',
+    });
+  }
   const resolved =
     engines === undefined
-      ? [resolveEngineAddress({ engine: docker, argument: 'docker' })]
-      : engines.map((engine, i) => resolveEngineAddress({ engine, argument: `engines[${i}]` }));
+      ? [resolveEngineAddress({ engine: docker, argument: 'docker', allowInsecureTcp })]
+      : engines.map((engine, i) =>
+          resolveEngineAddress({ engine, argument: `engines[${i}]`, allowInsecureTcp }),
+        );
   const names = new Set<string>();
   resolved.forEach(({ name }, i) => {
     if (names.has(name)) {

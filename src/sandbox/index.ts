@@ -15,6 +15,7 @@ export { CodeTooLargeError } from '../errors/code-too-large-error.ts';
 export { DockerTimeoutError } from '../errors/docker-timeout-error.ts';
 export { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 export { SandboxFileError } from '../errors/sandbox-file-error.ts';
+export { SandboxInsecureEngineError } from '../errors/sandbox-insecure-engine-error.ts';
 export { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 export { SandboxClosedError } from '../errors/sandbox-closed-error.ts';
 export { SandboxRuntimeMissingError } from '../errors/sandbox-runtime-missing-error.ts';

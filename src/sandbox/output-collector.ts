@@ -1,4 +1,5 @@
 import { toArtifact } from './artifacts.ts';
+import { RecordBudget, type RecordCaps } from './record-budget.ts';
 import { RecordStream } from './record-stream.ts';
 import type { SandboxFile, SandboxImage, SandboxOutputChunk } from './types.ts';
 
@@ -6,13 +7,15 @@ type StreamName = 'stdout' | 'stderr';
 
 /**
  * Collects one run's output (already demultiplexed, see `FrameDemuxer`): the code's stdout and
- * stderr, each capped at `maxBytes` (past it `onLimit` is called once), and the records the
- * bootstrap writes after the code: images and files (capped at `maxArtifactBytes` together)
- * and notes. `onMarkers` fires once both streams carried the done marker.
+ * stderr, each capped at `maxBytes`, and the records the bootstrap writes after the code:
+ * images, files and notes, counted against `caps` on the host (see `RecordBudget`) whatever
+ * the container claims. Past any cap `onLimit` is called once and nothing more is taken.
+ * `onMarkers` fires once both streams carried the done marker.
  *
  * @example
  * ```ts
- * const collector = new OutputCollector({ marker: markerPrefix(nonce), maxBytes: 1 << 20, maxArtifactBytes: 8 << 20, onLimit, onMarkers });
+ * const caps = { images: 10, files: 20, bytes: 8 << 20 };
+ * const collector = new OutputCollector({ marker: markerPrefix(nonce), proof: markerPrefix(token), maxBytes: 1 << 20, caps, onLimit, onMarkers });
  * demuxer = new FrameDemuxer({ onPayload: (stream, bytes) => collector.push(stream, bytes) });
  * ```
  */
@@ -20,7 +23,7 @@ export class OutputCollector {
   private readonly streams: Record<StreamName, RecordStream>;
   private limitHit = false;
   private markersSeen = false;
-  private artifactBytes = 0;
+  private readonly budget: RecordBudget;
   private readonly onLimit: () => void;
   private readonly onMarkers: (exitStatus: number) => void;
 
@@ -28,7 +31,7 @@ export class OutputCollector {
     marker,
     proof,
     maxBytes,
-    maxArtifactBytes,
+    caps,
     onOutput,
     onLimit,
     onMarkers,
@@ -39,8 +42,8 @@ export class OutputCollector {
     proof: Buffer;
     /** Cap per stream on the code's own output, in bytes. */
     maxBytes: number;
-    /** Cap on the bytes of all returned images and files. */
-    maxArtifactBytes: number;
+    /** What the run may return: images, files, their bytes, notes, records in all. */
+    caps: RecordCaps;
     /** Streaming callback for decoded output. */
     onOutput?: (chunk: SandboxOutputChunk) => void;
     /** Called once when a cap is exceeded. */
@@ -48,16 +51,14 @@ export class OutputCollector {
     /** Called once both streams ended with the done marker, with the reported exit status. */
     onMarkers: (exitStatus: number) => void;
   }) {
+    this.budget = new RecordBudget(caps);
     const stream = (name: StreamName) =>
       new RecordStream({
         prefix: marker,
         proof,
         maxBytes,
         ...(onOutput ? { onText: (text: string) => onOutput({ stream: name, text }) } : {}),
-        onArtifactBytes: bytes => {
-          this.artifactBytes += bytes;
-          return this.artifactBytes <= maxArtifactBytes;
-        },
+        budget: this.budget,
       });
     this.streams = { stdout: stream('stdout'), stderr: stream('stderr') };
     this.onLimit = onLimit;
@@ -103,6 +104,8 @@ export class OutputCollector {
     const images: SandboxImage[] = [];
     const files: SandboxFile[] = [];
     const notes = [...stdout.notes, ...stderr.notes];
+    const stopped = this.budget.note();
+    if (stopped !== undefined) notes.push(stopped);
     for (const { meta, data } of [...stdout.artifacts, ...stderr.artifacts]) {
       const artifact = toArtifact(meta, data);
       if ('image' in artifact) images.push(artifact.image);

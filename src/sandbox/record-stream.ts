@@ -1,11 +1,11 @@
 import { StringDecoder } from 'node:string_decoder';
 import { type ArtifactMeta, parseArtifactMeta } from './artifacts.ts';
 import { ByteBuffer } from './byte-buffer.ts';
+import type { RecordBudget } from './record-budget.ts';
 
 type Mode = 'user' | 'header' | 'body' | 'between' | 'done';
 
 const MAX_HEADER_BYTES = 4096;
-const MAX_NOTES = 20;
 const MAX_NOTE_CHARS = 500;
 
 /**
@@ -21,8 +21,11 @@ const MAX_NOTE_CHARS = 500;
  * The code's bytes go into one buffer that grows by doubling up to the cap, and each
  * artifact into one buffer of its announced size: never one object per Docker frame.
  *
- * The record prefix is in the code's process, so code that digs it out can add records of
- * its own (capped like real ones; they are its own output anyway); the proof prefix never is.
+ * The record prefix is in the code's process, so code that digs it out (e.g. through the
+ * bootstrap's exit hook, which `gc.get_objects()` lists) can write records of its own; the
+ * proof prefix never is. Every record header, malformed ones included, is therefore counted
+ * against the run's `RecordBudget` before anything is allocated for it, and past a cap the
+ * stream stops (`push` returns false): a forged flood never gets further than a real run.
  */
 export class RecordStream {
   /** The code's own bytes, up to the cap. */
@@ -44,14 +47,15 @@ export class RecordStream {
   /** Which prefix the record being read started with. */
   private kind: 'record' | 'proof' = 'record';
   private readonly onText: ((text: string) => void) | undefined;
-  private readonly onArtifactBytes: (bytes: number) => boolean;
+  private readonly budget: RecordBudget;
+  private lostNoted = false;
 
   constructor({
     prefix,
     proof,
     maxBytes,
     onText,
-    onArtifactBytes,
+    budget,
   }: {
     /** The run's record prefix (see `markerPrefix`), known to the code's process. */
     prefix: Buffer;
@@ -65,14 +69,14 @@ export class RecordStream {
     maxBytes: number;
     /** Receives the code's output as text. */
     onText?: (text: string) => void;
-    /** Asked before an artifact's bytes are accepted; false stops the stream (over the cap). */
-    onArtifactBytes: (bytes: number) => boolean;
+    /** Asked before each record is accepted; a refusal stops the stream (over a cap). */
+    budget: RecordBudget;
   }) {
     this.prefix = prefix;
     this.proof = proof;
     this.user = new ByteBuffer({ maxBytes });
     this.onText = onText;
-    this.onArtifactBytes = onArtifactBytes;
+    this.budget = budget;
   }
 
   /** True once the done marker arrived. */
@@ -112,15 +116,21 @@ export class RecordStream {
           this.header.push(part);
           this.headerBytes += part.length;
           data = newline >= 0 ? data.subarray(newline + 1) : Buffer.alloc(0);
+          let ok: 'ok' | 'abandon' | 'over-limit' = 'ok';
           if (this.headerBytes > MAX_HEADER_BYTES) {
-            data = this.abandon(data);
+            ok = 'abandon';
           } else if (newline >= 0) {
             const line = Buffer.concat(this.header).toString('utf8');
             this.header = [];
             this.headerBytes = 0;
-            const ok = this.record(line);
-            if (ok === 'abandon') data = this.abandon(data);
-            else if (ok === 'over-limit') return false;
+            ok = this.record(line);
+          }
+          if (ok === 'abandon') {
+            // A malformed record counts too: an endless run of them must not be free.
+            if (!this.budget.admit({ kind: 'malformed' })) return false;
+            data = this.abandon(data);
+          } else if (ok === 'over-limit') {
+            return false;
           }
           break;
         }
@@ -213,16 +223,17 @@ export class RecordStream {
         return 'abandon';
       }
       if (typeof note !== 'string') return 'abandon';
-      if (this.notes.length < MAX_NOTES) this.notes.push(note.slice(0, MAX_NOTE_CHARS));
+      if (!this.budget.admit({ kind: 'note' })) return 'over-limit';
+      this.notes.push(note.slice(0, MAX_NOTE_CHARS));
       this.mode = 'between';
       return 'ok';
     }
     const meta = line.startsWith('file ') ? parseArtifactMeta(line.slice(5)) : undefined;
     if (meta === undefined) return 'abandon';
-    if (!this.onArtifactBytes(meta.bytes)) return 'over-limit';
+    if (!this.budget.admit(meta)) return 'over-limit';
     this.meta = meta;
     this.remaining = meta.bytes;
-    // Its size was checked against the artifact cap just above.
+    // Its size was checked against the budget just above.
     this.body = Buffer.allocUnsafe(meta.bytes);
     this.bodyBytes = 0;
     if (meta.bytes === 0) this.finishArtifact();
@@ -240,7 +251,8 @@ export class RecordStream {
 
   /** Gives up on records: the rest is the code's output again. */
   private abandon(rest: Buffer): Buffer {
-    if (this.notes.length < MAX_NOTES) {
+    if (!this.lostNoted) {
+      this.lostNoted = true;
       this.notes.push(
         'some images or files were lost: other output was written while they were returned',
       );

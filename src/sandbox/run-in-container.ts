@@ -1,8 +1,10 @@
-import { type ArtifactCaps, createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
+import { createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
 import { OutputCollector } from './output-collector.ts';
+import { type RecordCaps, resolveRecordCaps } from './record-budget.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
+import { SUPERVISOR_UNSAFE_EXIT } from './supervisor-source.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
 
 /** The output is complete: both done markers arrived, or the attach stream ended. */
@@ -16,8 +18,12 @@ export type RunRequest = {
   code: string;
   /** Input files, already checked (absolute paths under /tmp). */
   files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  /** What the run may return: images, files, bytes of both together. */
-  caps: ArtifactCaps;
+  /**
+   * What the run may return: images, files, bytes of both together (and optionally notes and
+   * records in all, see `RecordCaps`). The bootstrap keeps to them and the host counts them
+   * again; past one the run ends as `output-limit`.
+   */
+  caps: RecordCaps;
   /** Wall-clock limit of the run. */
   timeoutMs: number;
   /** Cap per output stream, in bytes. */
@@ -38,10 +44,10 @@ export type RunRequest = {
  *   `SUPERVISOR_SOURCE`) once the code's process and everything it started are gone, so the
  *   result is known without waiting ~150 ms or more for gVisor to tear the sandbox down;
  * - the attach stream ends without them (the supervisor was killed, the sandbox died): a
- *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal or gVisor's silent
- *   exit 2 -> `crashed`);
- * - the wall-clock limit, the output cap or an abort: the container is killed first
- *   (Docker's own wait timeout would not kill it), then the result is reported.
+ *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal, gVisor's silent
+ *   exit 2 or the supervisor's refusal to run unprotected -> `crashed`);
+ * - the wall-clock limit, an output or record cap (`RecordBudget`) or an abort: the container
+ *   is killed first (Docker's own wait timeout would not kill it), then the result is reported.
  *
  * The container is removed in the background; `onRemoval` gets the removal (it settles once
  * the container is confirmed gone, or its removal failed and was reported), so the caller
@@ -77,11 +83,12 @@ export async function runInContainer({
   let stop: (stop: Stop) => void = () => {};
   const stopped = new Promise<Stop>(resolve => (stop = resolve));
   let callbackError: { error: unknown } | undefined;
+  const limits = resolveRecordCaps(caps);
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
     proof: markerPrefix(proof),
     maxBytes: maxOutputBytes,
-    maxArtifactBytes: caps.bytes,
+    caps: limits,
     onOutput: guardedCallback(onOutput, error => {
       callbackError ??= { error };
       stop({ kind: 'abort', reason: error });
@@ -109,7 +116,7 @@ export async function runInContainer({
     socket.once('close', onEnd);
     if (abortSignal?.aborted) onAbort();
     socket.on('error', onEnd);
-    const input = encodeRunInput({ proof, nonce, code, files, caps });
+    const input = encodeRunInput({ proof, nonce, code, files, caps: limits });
     for (const chunk of input.slice(0, -1)) socket.write(chunk);
     socket.end(input.at(-1));
 
@@ -169,7 +176,8 @@ async function waitExit(container: SandboxContainer['container'], abortSignal: A
 
 /**
  * The status for a container exit code (no supervisor marker). 0 is `success`; anything
- * else is looked up: `OOMKilled` -> `oom`, 2 or a signal -> `crashed` (gVisor ends the whole
+ * else is looked up: `OOMKilled` -> `oom`; the supervisor's refusal to run unprotected
+ * (`SUPERVISOR_UNSAFE_EXIT`) -> `crashed`; 2 or a signal -> `crashed` (gVisor ends the whole
  * sandbox with exit 2 and no output on a fork bomb; with output it is the code's own exit 2),
  * else `error`.
  */
@@ -191,8 +199,34 @@ async function classify({
     timeoutMs: dockerTimeoutMs,
     call: abortSignal => container.inspect({ abortSignal }),
   });
-  if (info.State.OOMKilled) return 'oom';
-  if (exitCode === 2 && printed()) return 'error';
+  return exitStatus({ exitCode, oomKilled: info.State.OOMKilled, printed: printed() });
+}
+
+/**
+ * The status of a run that ended without the supervisor's done marker, from the container's
+ * real exit state only (see `classify`).
+ *
+ * @example
+ * ```ts
+ * exitStatus({ exitCode: 137, oomKilled: false, printed: true }); // 'crashed'
+ * ```
+ */
+export function exitStatus({
+  exitCode,
+  oomKilled,
+  printed,
+}: {
+  /** The container's exit code (`docker wait`). */
+  exitCode: number;
+  /** Docker's `State.OOMKilled`. */
+  oomKilled: boolean;
+  /** Whether the run printed anything (tells the code's exit 2 from gVisor's). */
+  printed: boolean;
+}): SandboxStatus {
+  if (exitCode === 0) return 'success';
+  if (oomKilled) return 'oom';
+  if (exitCode === SUPERVISOR_UNSAFE_EXIT) return 'crashed';
+  if (exitCode === 2 && printed) return 'error';
   if (exitCode === 2 || exitCode >= 128) return 'crashed';
   return 'error';
 }

@@ -1,10 +1,19 @@
 /**
+ * The supervisor's exit status when it cannot make itself non-dumpable (or has no ctypes):
+ * it refuses to start the bootstrap, and the host reports the run as `crashed`. The code never
+ * ran, so it cannot be the code's own status (which only ever arrives in the done marker).
+ */
+export const SUPERVISOR_UNSAFE_EXIT = 71;
+
+/**
  * The first Python process of every sandbox container (run as `python3 -I -S -c SOURCE
  * BOOTSTRAP PREIMPORT` under `timeout -s KILL`): it starts the bootstrap (which runs the code)
  * as its child and is the only one that can say how the run ended.
  *
- * 1. Makes itself non-dumpable (`PR_SET_DUMPABLE` 0): code running as the same user can then
- *    neither ptrace it nor read /proc/<pid>/mem (gVisor enforces both, like Linux).
+ * 1. Makes itself non-dumpable (`PR_SET_DUMPABLE` 0, checked with `PR_GET_DUMPABLE`): code
+ *    running as the same user can then neither ptrace it nor read /proc/<pid>/mem (gVisor
+ *    enforces both, like Linux). If that fails, or ctypes is missing, it fails closed: one
+ *    line on stderr, exit `SUPERVISOR_UNSAFE_EXIT`, and the bootstrap is never started.
  * 2. Forks the bootstrap, which imports its modules and then waits on a pipe.
  * 3. Reads exactly the first line of stdin, the run's proof token, then tells the bootstrap
  *    to read the rest (the code's nonce, header, code and files). The token was never in the
@@ -21,9 +30,14 @@
 export const SUPERVISOR_SOURCE = String.raw`import os, sys, time
 try:
     import ctypes
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-except Exception:
-    pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    # PR_SET_DUMPABLE (4) to 0, then PR_GET_DUMPABLE (3) must say 0: a dumpable supervisor's
+    # memory (the proof token) is readable by the code, so without this nothing runs.
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+except BaseException as error:
+    os.write(2, ("ai-toolbelt sandbox: the supervisor could not make itself non-dumpable (%s: %s); no code was run\n" % (type(error).__name__, error)).encode())
+    os._exit(${SUPERVISOR_UNSAFE_EXIT})
 go_read, go_write = os.pipe()
 child = os.fork()
 if child == 0:

@@ -6,7 +6,8 @@
  * status); the others are observed by the host:
  * - `timeout`: still running at `timeoutMs`; the container was killed.
  * - `oom`: killed by the memory limit.
- * - `output-limit`: printed more than the per-stream cap; the container was killed.
+ * - `output-limit`: printed more than the per-stream cap, or returned more images, files,
+ *   artifact bytes or notes than the caps (see `notes`); the container was killed.
  * - `crashed`: died without reporting, e.g. killed by a signal, or the gVisor sandbox
  *   itself ended (a fork bomb does that: exit 2, no output).
  *
@@ -36,7 +37,7 @@ export type SandboxResult = {
   stdout: string;
   /** Everything the code printed to stderr, up to the cap (tracebacks land here). */
   stderr: string;
-  /** True when either stream was cut at the cap. */
+  /** True when either stream was cut at the cap, or a cap on returned records ended the run. */
   truncated: boolean;
   /** Wall-clock time from sending the code to knowing the outcome. */
   durationMs: number;

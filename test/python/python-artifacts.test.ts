@@ -124,6 +124,61 @@ describe('python tool: charts and files', () => {
     expect(saved).toHaveLength(2);
   });
 
+  it("keeps no more images, files and notes than the sandbox's caps, whatever a run returned", async () => {
+    const image = chartRun().images[0]!;
+    const flood = () => ({
+      status: 'success' as const,
+      images: Array.from({ length: 1000 }, () => image),
+      files: Array.from({ length: 1000 }, (_, i) => ({
+        path: `outputs/f${i}`,
+        mediaType: 'text/plain',
+        data: Buffer.alloc(0),
+      })),
+      notes: Array.from({ length: 100 }, (_, i) => `note ${i}`),
+    });
+    const run = async (python: ReturnType<typeof pythonTool>) => {
+      const model = scriptedModel([
+        { toolCalls: [{ name: 'python', input: { code: 'x' } }] },
+        { text: 'ok' },
+      ]);
+      const result = await generateText({
+        model,
+        tools: { python },
+        prompt: 'chart',
+        stopWhen: stepCountIs(2),
+      });
+      const output = result.steps[0]!.toolResults[0]!.output as {
+        images: object[];
+        files: object[];
+        notes: string[];
+      };
+      return { output, toModel: JSON.stringify(model.calls[1]!.prompt.at(-1)) };
+    };
+    const sandbox = Object.assign(fakeSandbox(flood), { maxImages: 3, maxOutputFiles: 4 });
+    const { output, toModel } = await run(pythonTool({ sandbox }));
+    expect([output.images.length, output.files.length]).toEqual([3, 4]);
+    expect(output.notes).toHaveLength(23);
+    expect(output.notes.slice(20)).toEqual([
+      'the sandbox returned 1000 images; only the first 3 were kept',
+      'the sandbox returned 1000 files; only the first 4 were kept',
+      'the sandbox returned 100 notes; only the first 20 were kept',
+    ]);
+    expect(toModel.match(/"mediaType":"image\/png"/g)).toHaveLength(3);
+
+    // Without caps on the sandbox, the defaults (10 images, 20 files) hold, before saving.
+    const saved: string[] = [];
+    const saving = pythonTool({
+      sandbox: fakeSandbox(flood),
+      modelImages: false,
+      saveArtifact: async ({ name }) => {
+        saved.push(name);
+        return `https://files.example/${saved.length}`;
+      },
+    });
+    const defaults = (await run(saving)).output;
+    expect([defaults.images.length, defaults.files.length, saved.length]).toEqual([10, 20, 30]);
+  });
+
   it('names the packages and input files in its description, and places the files', async () => {
     const seen: SandboxExecuteOptions[] = [];
     const sandbox = Object.assign(

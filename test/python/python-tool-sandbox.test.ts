@@ -5,6 +5,7 @@ import Docker from 'dockerode';
 import { UNAVAILABLE_MESSAGE, pythonTool } from '../../src/python/python-tool.ts';
 import { DockerSandbox, SandboxUnavailableError } from '../../src/sandbox/index.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
+import { recordFlood } from '../sandbox/record-flood.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,
@@ -125,6 +126,42 @@ describeSandbox('python tool on the real sandbox', () => {
       stdout: '4.0\n',
     });
   });
+
+  it('a forged flood of fake PNGs reaches neither saveArtifact nor the model', async () => {
+    const saved: string[] = [];
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'python', input: { code: recordFlood({ kind: 'image', count: 100_000 }) } },
+        ],
+      },
+      { text: 'stopped' },
+    ]);
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: repairGuardMiddleware() }),
+      tools: {
+        python: pythonTool({
+          sandbox,
+          timeoutMs: 30_000,
+          saveArtifact: async ({ name }) => {
+            saved.push(name);
+            return 'https://files.example/x';
+          },
+        }),
+      },
+      prompt: 'draw',
+      stopWhen: stepCountIs(3),
+    });
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({
+      state: 'failed',
+      status: 'output-limit',
+    });
+    expect(saved).toEqual([]);
+    expect(errorTexts(model)[0]).toMatch(/^Printed more output, or returned more figures or files/);
+    const toolMessage = JSON.stringify(model.calls[1]!.prompt.at(-1));
+    expect(toolMessage).toContain('output-limit');
+    expect(toolMessage).not.toContain('"type":"file"');
+  }, 60_000);
 
   it('an engine that is not there: the model reads a host-free line, the app the typed error', async () => {
     const missing = new DockerSandbox({

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import { SandboxInsecureEngineError } from '../../src/errors/sandbox-insecure-engine-error.ts';
 import {
   engineName,
   parseDockerHost,
   resolveEngineAddress,
 } from '../../src/sandbox/engine-address.ts';
+import { resolveFleetOptions } from '../../src/sandbox/fleet-options.ts';
 import { DockerSandbox, SandboxUnavailableError } from '../../src/sandbox/index.ts';
 import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
 
@@ -90,9 +92,11 @@ describe('engine addresses, as the Docker CLI reads them', () => {
     expect(
       resolveEngineAddress({ engine: { url: 'tcp://[::1]:2376', certPath: certs } }).name,
     ).toBe('tcp+tls://[::1]:2376');
-    expect(resolveEngineAddress({ engine: { name: 'sandbox-a', url: 'tcp://h:1' } }).name).toBe(
-      'sandbox-a',
-    );
+    expect(
+      resolveEngineAddress({
+        engine: { name: 'sandbox-a', url: 'tcp://h:1', certPath: certs },
+      }).name,
+    ).toBe('sandbox-a');
   });
 
   it('honours DOCKER_HOST for the default engine, and never lets it redirect an explicit one', () => {
@@ -108,6 +112,66 @@ describe('engine addresses, as the Docker CLI reads them', () => {
       host: undefined,
       protocol: 'http',
     });
+  });
+
+  it('refuses plain tcp:// engines (no TLS), however given, with a typed error', () => {
+    const refusal = (options: ConstructorParameters<typeof DockerSandbox>[0]) => {
+      try {
+        new DockerSandbox(options);
+      } catch (error) {
+        expect(SandboxInsecureEngineError.isInstance(error)).toBe(true);
+        const { engine, argument, message } = error as SandboxInsecureEngineError;
+        return { engine, argument, message };
+      }
+      throw new Error('did not throw');
+    };
+    const plain = refusal({ engines: ['unix:///a.sock', 'tcp://10.0.0.5'] });
+    expect(plain).toMatchObject({ engine: 'tcp://10.0.0.5:2375', argument: 'engines[1]' });
+    expect(plain.message).toContain('allowInsecureTcp: true');
+    expect(plain.message).toContain('certPath');
+    expect(refusal({ engines: [{ name: 'a', url: 'tcp://10.0.0.5:2375' }] }).argument).toBe(
+      'engines[0]',
+    );
+    expect(refusal({ engines: [{ host: '10.0.0.5', port: 2375 }] }).engine).toBe(
+      'tcp://10.0.0.5:2375',
+    );
+    expect(refusal({ docker: new Docker({ host: '10.0.0.5', protocol: 'http' }) }).argument).toBe(
+      'docker',
+    );
+    vi.stubEnv('DOCKER_HOST', 'tcp://user:pw@10.9.9.9:2375');
+    const fromEnv = refusal({});
+    expect(fromEnv).toMatchObject({ engine: 'tcp://10.9.9.9:2375', argument: 'DOCKER_HOST' });
+    expect(fromEnv.message).not.toContain('pw');
+  });
+
+  it('takes plain tcp:// only with allowInsecureTcp, and unix, ssh and TLS engines as before', () => {
+    const names = (options: Parameters<typeof resolveFleetOptions>[0]) =>
+      resolveFleetOptions(options).engines.map(engine => engine.name);
+    expect(names({ engines: ['tcp://10.0.0.5'], allowInsecureTcp: true })).toEqual([
+      'tcp://10.0.0.5:2375',
+    ]);
+    expect(
+      names({
+        engines: [
+          'unix:///a.sock',
+          'ssh://deploy@sandbox.internal',
+          { url: 'tcp://10.0.0.6:2376', certPath: certs },
+          { host: '10.0.0.7', port: 2376, protocol: 'https' },
+        ],
+      }),
+    ).toEqual([
+      'unix:///a.sock',
+      'ssh://sandbox.internal:22',
+      'tcp+tls://10.0.0.6:2376',
+      'tcp+tls://10.0.0.7:2376',
+    ]);
+    vi.stubEnv('DOCKER_HOST', 'tcp://10.9.9.9:2376');
+    vi.stubEnv('DOCKER_TLS_VERIFY', '1');
+    vi.stubEnv('DOCKER_CERT_PATH', certs);
+    expect(names({})).toEqual(['tcp+tls://10.9.9.9:2376']);
+    expect(() => resolveFleetOptions({ allowInsecureTcp: 'yes' as unknown as boolean })).toThrow(
+      /allowInsecureTcp/,
+    );
   });
 
   it('rejects conflicting, empty and duplicate engine lists', () => {
@@ -130,6 +194,7 @@ describe('engine addresses, as the Docker CLI reads them', () => {
   it('fails with no-engine, naming each engine and its typed error, when none answers', async () => {
     const error = await DockerSandbox.create({
       engines: ['unix:///nonexistent/a.sock', { name: 'b', url: 'tcp://127.0.0.1:1' }],
+      allowInsecureTcp: true,
       preimport: [],
     }).catch((e: unknown) => e);
     expect(SandboxUnavailableError.isInstance(error)).toBe(true);

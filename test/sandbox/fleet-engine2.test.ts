@@ -180,7 +180,7 @@ describeEngine2('sandbox fleet: engine 2 over mutual TLS', () => {
     });
 
     it('says so when the client speaks plain HTTP to the TLS port', async () => {
-      const error = await refusal({ engines: ['tcp://127.0.0.1:2376'] });
+      const error = await refusal({ engines: ['tcp://127.0.0.1:2376'], allowInsecureTcp: true });
       expect(error).toMatchObject({ reason: 'tls-refused', engine: 'tcp://127.0.0.1:2376' });
       expect(error.message).toContain('DOCKER_TLS_VERIFY');
     });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { markerPrefix } from '../../src/sandbox/bootstrap.ts';
 import { FrameDemuxer } from '../../src/sandbox/frame-demuxer.ts';
 import { OutputCollector } from '../../src/sandbox/output-collector.ts';
+import type { RecordCaps } from '../../src/sandbox/record-budget.ts';
 import type { SandboxOutputChunk } from '../../src/sandbox/types.ts';
 
 const nonce = '0123456789abcdef0123456789abcdef';
@@ -19,13 +20,18 @@ function frame(stream: 1 | 2, text: string | Buffer): Buffer {
 function collect({
   maxBytes = 1_000,
   maxArtifactBytes = 10_000,
-}: { maxBytes?: number; maxArtifactBytes?: number } = {}) {
+  caps = {},
+}: {
+  maxBytes?: number;
+  maxArtifactBytes?: number;
+  caps?: Partial<RecordCaps>;
+} = {}) {
   const events = { chunks: [] as SandboxOutputChunk[], limit: 0, markers: [] as number[] };
   const collector = new OutputCollector({
     marker: markerPrefix(nonce),
     proof: markerPrefix(proofToken),
     maxBytes,
-    maxArtifactBytes,
+    caps: { images: 10, files: 20, bytes: maxArtifactBytes, ...caps },
     onOutput: chunk => events.chunks.push(chunk),
     onLimit: () => events.limit++,
     onMarkers: status => events.markers.push(status),
@@ -193,5 +199,62 @@ describe('OutputCollector: only the supervisor ends a run', () => {
     const result = collector.result();
     expect(result.stdout).toBe('before\nafter\n');
     expect(result.notes[0]).toContain('some images or files were lost');
+  });
+});
+
+describe('OutputCollector: records are counted on the host', () => {
+  const file = (i: number) =>
+    fileRecord({ kind: 'file', path: `outputs/f${i}`, mediaType: 'text/plain' }, Buffer.alloc(0));
+  const image = () =>
+    fileRecord({ kind: 'image', path: 'figure-1.png', mediaType: 'image/png' }, fakePng(1, 1));
+  const note = (i: number) => Buffer.from(`${prefix}note ${JSON.stringify(`note ${i}`)}\n`);
+
+  it('takes exactly the caps a real run can fill, without stopping', () => {
+    const { collector, events, out, err } = collect({ caps: { images: 2, files: 3, notes: 4 } });
+    out(Buffer.concat([image(), image(), file(1), file(2), file(3)]));
+    out(Buffer.concat([note(1), note(2), note(3), note(4), Buffer.from(mark(0))]));
+    err(mark(0));
+    expect(events).toMatchObject({ limit: 0, markers: [0] });
+    const result = collector.result();
+    expect([result.images.length, result.files.length, result.notes.length]).toEqual([2, 3, 4]);
+  });
+
+  it('stops at the first zero-byte file past maxOutputFiles, and reads nothing after it', () => {
+    const { collector, events, out } = collect({ caps: { files: 20 } });
+    const flood = Buffer.concat(Array.from({ length: 1000 }, (_, i) => file(i)));
+    out(flood);
+    out(flood);
+    expect(events.limit).toBe(1);
+    const result = collector.result();
+    expect(result.files).toHaveLength(20);
+    expect(result.notes).toEqual([
+      'the run was stopped: it returned more than 20 files (maxOutputFiles)',
+    ]);
+    expect(result.truncated).toBe(true);
+  });
+
+  it('stops at the first 24-byte PNG past maxImages, counted over both streams', () => {
+    const { collector, events, out, err } = collect({ caps: { images: 10 } });
+    for (let i = 0; i < 6; i++) {
+      out(image());
+      err(image());
+    }
+    expect(events.limit).toBe(1);
+    expect(collector.result().images).toHaveLength(10);
+    expect(collector.result().notes.at(-1)).toMatch(/more than 10 images \(maxImages\)/);
+  });
+
+  it('stops past the notes cap and past the records cap, malformed records included', () => {
+    const notes = collect({ caps: { notes: 3 } });
+    notes.out(Buffer.concat([note(1), note(2), note(3), note(4), note(5)]));
+    expect(notes.events.limit).toBe(1);
+    expect(notes.collector.result().notes.slice(0, 3)).toEqual(['note 1', 'note 2', 'note 3']);
+
+    const garbled = collect({ maxBytes: 1 << 20, caps: { images: 1, files: 1, notes: 1 } });
+    for (let i = 0; i < 100; i++) garbled.out(`${prefix}not a record\n`);
+    expect(garbled.events.limit).toBe(1);
+    expect(garbled.collector.result().notes.at(-1)).toBe(
+      'the run was stopped: it returned more than 3 records',
+    );
   });
 });

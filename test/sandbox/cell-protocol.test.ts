@@ -2,6 +2,9 @@
 // kernel or a forged frame could write), and the supervisor and kernel themselves run with the
 // host's python3 (no Docker needed): request framing, the secret, caps, the deadline.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   type CellFrame,
@@ -89,7 +92,7 @@ function hostInterpreter({ idleMs = 20_000 } = {}) {
     for (const wake of waiting.splice(0)) wake();
   });
   const exited = new Promise<number | null>(resolve => child.on('exit', resolve));
-  const caps = { images: 2, files: 2, bytes: 1000, notes: 5 };
+  const caps = { images: 2, files: 2, bytes: 1000, notes: 5, records: 9 };
   return {
     exited,
     hello: (secret: string) => child.stdin.write(encodeHello(secret)),
@@ -100,7 +103,6 @@ function hostInterpreter({ idleMs = 20_000 } = {}) {
         caps,
         timeoutMs: 1000,
         maxOutputBytes: 1000,
-        maxRecords: 10,
         replay: false,
       };
       for (const chunk of encodeCell({ secret, requestId: 'x', request })) child.stdin.write(chunk);
@@ -115,7 +117,6 @@ function hostInterpreter({ idleMs = 20_000 } = {}) {
         caps,
         timeoutMs,
         maxOutputBytes,
-        maxRecords: 10,
         replay: false,
       };
       for (const chunk of encodeCell({ secret, requestId: id, request })) child.stdin.write(chunk);
@@ -189,6 +190,35 @@ describe('interpreter supervisor and kernel (host python3)', () => {
       expect(await interpreter.exited).toBe(0);
     } finally {
       interpreter.stop();
+    }
+  });
+});
+
+describe('interpreter supervisor without protection', () => {
+  it('fails closed: without a working prctl it starts no kernel and runs nothing', async () => {
+    // A ctypes whose prctl fails, first on the module path (as a broken libc would behave).
+    const dir = mkdtempSync(join(tmpdir(), 'no-prctl-'));
+    writeFileSync(
+      join(dir, 'ctypes.py'),
+      'class CDLL:\n    def __init__(self, *a, **k): pass\n    def prctl(self, *a): return -1\ndef get_errno(): return 1\n',
+    );
+    try {
+      const child = spawn(
+        'python3',
+        ['-S', '-c', pythonSource('interpreter_supervisor'), 'print("kernel ran")', '', '1000'],
+        { env: { ...process.env, PYTHONPATH: dir }, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      let stdout = '';
+      child.stderr.on('data', chunk => (stderr += chunk));
+      child.stdout.on('data', chunk => (stdout += chunk));
+      const code = await new Promise<number | null>(resolve => child.on('exit', resolve));
+      expect(code).toBe(71);
+      expect(stderr).toContain('could not make itself non-dumpable');
+      // No kernel, so no ready frame (nor anything else) on stdout.
+      expect(stdout).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

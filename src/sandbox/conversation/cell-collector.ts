@@ -2,12 +2,16 @@ import { StringDecoder } from 'node:string_decoder';
 import { parseArtifactMeta, toArtifact } from '../artifacts.ts';
 import { ByteBuffer } from '../byte-buffer.ts';
 import type { SandboxFile, SandboxImage, SandboxOutputChunk, SandboxResult } from '../types.ts';
+import { RecordBudget } from '../record-budget.ts';
 import type { CellFrame, CellRequest } from './cell-protocol.ts';
+
+/** Room for a record's header line (`file {json}`) on top of its bytes. */
+const MAX_RECORD_HEAD = 4096;
 
 /**
  * One cell's output, images, files and notes, counted against the caps here on the host: each
- * stream up to `maxOutputBytes`, records up to `maxRecords` and the artifact bytes, images,
- * files and notes up to their caps. `take` answers false past any of them, and nothing past a
+ * stream up to `maxOutputBytes`, and the records with a `RecordBudget` (images, files, their
+ * bytes, notes, records in all, malformed ones included), as one-shot runs are. `take` answers false past any of them, and nothing past a
  * cap is kept.
  *
  * @example
@@ -24,8 +28,9 @@ export class CellCollector {
     stdout: { buffer: new ByteBuffer({ maxBytes: 0 }), decoder: new StringDecoder('utf8') },
     stderr: { buffer: new ByteBuffer({ maxBytes: 0 }), decoder: new StringDecoder('utf8') },
   };
+  private readonly budget: RecordBudget;
   private records = 0;
-  private recordBytes = 0;
+  private artifactBytes = 0;
   private truncated = false;
   private readonly request: CellRequest;
   private readonly onOutput: ((chunk: SandboxOutputChunk) => void) | undefined;
@@ -41,17 +46,22 @@ export class CellCollector {
   }) {
     this.request = request;
     this.onOutput = onOutput;
+    this.budget = new RecordBudget(request.caps);
     for (const stream of Object.values(this.streams)) {
       stream.buffer = new ByteBuffer({ maxBytes: request.maxOutputBytes });
     }
   }
 
-  /** Whether a record of `bytes` may still be read (checked before it is allocated). */
+  /**
+   * Whether a record frame of `bytes` may still be read, checked before it is allocated: a
+   * record slot left, and no more than the artifact bytes left plus room for its header line.
+   */
   allowRecord(bytes: number): boolean {
-    const { caps, maxRecords } = this.request;
-    // A record's header line (its JSON) is small; notes are at most a few hundred bytes.
+    const { caps } = this.request;
     return (
-      this.records + 1 <= maxRecords && this.recordBytes + bytes <= caps.bytes + maxRecords * 2048
+      this.budget.exceeded === undefined &&
+      this.records < caps.records &&
+      bytes <= caps.bytes - this.artifactBytes + MAX_RECORD_HEAD
     );
   }
 
@@ -70,12 +80,14 @@ export class CellCollector {
     }
     if (frame.type !== 'rec') return true;
     this.records++;
-    this.recordBytes += frame.data.length;
-    return this.record(frame.data);
+    if (this.record(frame.data)) return true;
+    const why = this.budget.note();
+    if (why !== undefined) this.notes.push(why);
+    return false;
   }
 
+  /** Takes one record if the budget admits it (counted as the bootstrap's records are). */
   private record(data: Buffer): boolean {
-    const { caps } = this.request;
     const newline = data.indexOf(10);
     const head = data.subarray(0, newline < 0 ? data.length : newline).toString('utf8');
     if (head.startsWith('note ')) {
@@ -85,23 +97,22 @@ export class CellCollector {
       } catch {
         note = undefined;
       }
-      if (typeof note !== 'string' || this.notes.length >= caps.notes) return false;
+      if (typeof note !== 'string') return this.budget.admit({ kind: 'malformed' });
+      if (!this.budget.admit({ kind: 'note' })) return false;
       this.notes.push(note.slice(0, 500));
       return true;
     }
     const meta = head.startsWith('file ') ? parseArtifactMeta(head.slice(5)) : undefined;
     const body = data.subarray(newline + 1);
-    if (meta === undefined || newline < 0 || meta.bytes !== body.length) return false;
-    const artifact = toArtifact(meta, new Uint8Array(body));
-    if ('image' in artifact) {
-      if (this.images.length >= caps.images) return false;
-      this.images.push(artifact.image);
-    } else if ('file' in artifact) {
-      if (this.files.length >= caps.files) return false;
-      this.files.push(artifact.file);
-    } else if (this.notes.length < caps.notes) {
-      this.notes.push(artifact.note);
+    if (meta === undefined || newline < 0 || meta.bytes !== body.length) {
+      return this.budget.admit({ kind: 'malformed' });
     }
+    if (!this.budget.admit({ kind: meta.kind, bytes: body.length })) return false;
+    this.artifactBytes += body.length;
+    const artifact = toArtifact(meta, new Uint8Array(body));
+    if ('image' in artifact) this.images.push(artifact.image);
+    else if ('file' in artifact) this.files.push(artifact.file);
+    else this.notes.push(artifact.note);
     return true;
   }
 

@@ -1,4 +1,4 @@
-import type { ArtifactCaps } from '../bootstrap.ts';
+import type { RecordCaps } from '../record-budget.ts';
 
 /**
  * The wire format between the host and an interpreter's supervisor (see
@@ -17,14 +17,12 @@ export type CellRequest = {
   code: string;
   /** Input files to place under /tmp before the cell runs (absolute paths). */
   files: ReadonlyArray<{ path: string; data: Uint8Array }>;
-  /** What the cell may return. */
-  caps: ArtifactCaps & { notes: number };
+  /** What the cell may return (see `resolveRecordCaps`); the supervisor and kernel keep to it too. */
+  caps: Required<RecordCaps>;
   /** Wall-clock limit; the supervisor stops the cell a little after it too. */
   timeoutMs: number;
   /** Cap per output stream, bytes. */
   maxOutputBytes: number;
-  /** Records (images, files, notes) the cell may send in all. */
-  maxRecords: number;
   /** Restoring state: the kernel returns no images or files for it. */
   replay: boolean;
 };
@@ -53,7 +51,7 @@ export function encodeCell({
       caps: request.caps,
       timeoutMs: request.timeoutMs,
       maxOutputBytes: request.maxOutputBytes,
-      maxRecords: request.maxRecords,
+      maxRecords: request.caps.records,
       replay: request.replay,
     }),
     'utf8',

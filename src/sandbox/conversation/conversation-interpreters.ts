@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { dockerCall, isGone } from '../docker-call.ts';
 import type { EngineSet } from '../engine-set.ts';
 import { USER_LABEL } from '../labels.ts';
+import { resolveRecordCaps } from '../record-budget.ts';
 import type {
   InterpreterRestore,
   SandboxCellResult,
@@ -89,11 +90,12 @@ export class ConversationInterpreters {
     const key = JSON.stringify([userId, id]);
     const previous = this.queues.get(key) ?? Promise.resolve();
     const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
-    const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes, notes: 20 };
-    const limits = {
-      ...{ caps, timeoutMs: call.timeoutMs, maxOutputBytes },
-      maxRecords: caps.images + caps.files + caps.notes,
-    };
+    const caps = resolveRecordCaps({
+      images: maxImages,
+      files: maxOutputFiles,
+      bytes: maxArtifactBytes,
+    });
+    const limits = { caps, timeoutMs: call.timeoutMs, maxOutputBytes };
     const result = previous.then(() =>
       this.runNow({ ...call, owner: { userId, conversationId: id }, limits }),
     );

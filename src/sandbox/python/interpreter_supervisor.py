@@ -17,15 +17,19 @@
 # grace) and exits whenever the kernel dies or is killed, or after IDLE_MS without a request: the
 # container then ends, and the host restores the conversation in a new one. The host checks every
 # limit again: the cells can find this process and signal it.
-import ctypes, hmac, json, os, selectors, signal, sys, time
+import hmac, json, os, selectors, signal, sys, time
 
 try:
-    if ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) != 0:
-        raise OSError("prctl(PR_SET_DUMPABLE) failed")
-except Exception as error:
-    # Fail closed: cells could otherwise read this process's memory and the requests in it.
-    os.write(2, b"ai-toolbelt interpreter: cannot protect the supervisor: %s\n" % str(error).encode())
-    os._exit(70)
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    # PR_SET_DUMPABLE (4) to 0, then PR_GET_DUMPABLE (3) must say 0: cells could otherwise read
+    # this process's memory (the secret, other requests) and its pipes. Fail closed.
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+except BaseException as error:
+    os.write(2, ("ai-toolbelt interpreter: the supervisor could not make itself non-dumpable (%s: %s); no code was run\n" % (type(error).__name__, error)).encode())
+    os._exit(71)
 
 KERNEL, PREIMPORT, IDLE_MS = sys.argv[1], sys.argv[2], int(sys.argv[3])
 MAX_HEADER = 1 << 16

@@ -202,6 +202,34 @@ describeSandbox('conversation interpreters (real engine)', () => {
     expect(repairDecisions(model)).toEqual(['repair:repairable']);
   });
 
+  it('a cell forging 200,000 records on its records pipe is stopped at the caps, host memory bounded', async () => {
+    const conversation = conversationOf('mallory');
+    await sandbox.executeCell('x = 1', { conversation });
+    // The kernel's records pipe is one of its own fds: write zero-byte file records to every
+    // pipe it can write, as an attacker who read interpreter_kernel.py would.
+    const forge = [
+      'import os, json',
+      'record = b"file " + json.dumps({"kind": "file", "path": "outputs/f.txt", "mediaType": "text/plain", "bytes": 0}).encode() + b"\\n"',
+      'frame = b"rec %d\\n" % len(record) + record',
+      'for fd in range(3, 64):',
+      '    try:',
+      '        if os.readlink("/proc/self/fd/%d" % fd).startswith("pipe:"):',
+      '            for _ in range(200_000):',
+      '                os.write(fd, frame)',
+      '    except OSError:',
+      '        pass',
+    ].join('\n');
+    const heapBefore = process.memoryUsage().heapUsed;
+    const flood = await sandbox.executeCell(forge, { conversation, timeoutMs: 60_000 });
+    const grown = process.memoryUsage().heapUsed - heapBefore;
+    expect(flood.status).toBe('output-limit');
+    expect(flood.files.length).toBeLessThanOrEqual(20);
+    expect(grown).toBeLessThan(32 * 1024 * 1024);
+    // The interpreter was stopped; the next cell restores it.
+    const next = await sandbox.executeCell('print(x)', { conversation });
+    expect(next).toMatchObject({ status: 'success', stdout: '1\n' });
+  });
+
   it('past maxPerUser, the user\u2019s least recently used interpreter is evicted, then restored', async () => {
     const conversationsOfCarol = [1, 2, 3, 4].map(() => conversationOf('carol'));
     for (const [i, conversation] of conversationsOfCarol.entries()) {

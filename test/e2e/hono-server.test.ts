@@ -9,7 +9,13 @@ import { launchChromium } from './support/chromium.ts';
 import { describeE2E, describeWith } from './support/describe-e2e.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
-import { CSV_QUESTION, SALES_CSV, SUMMARY_CSV, csvScenario } from './support/csv-scenario.ts';
+import {
+  CSV_QUESTION,
+  SALES_CSV,
+  SUMMARY_CSV,
+  csvFollowUpScenario,
+} from './support/csv-scenario.ts';
+import { playFollowUp } from './support/play-follow-up.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -41,8 +47,8 @@ describeE2E('hono-server example in a browser', () => {
     });
   }, 120_000);
 
-  it('gives python an attached CSV, shows the chart and offers the summary as a download', async () => {
-    fake.setScript(csvScenario());
+  it('gives python an attached CSV, shows the chart and offers the summary as a download; the next message charts the same DataFrame', async () => {
+    fake.setScript(csvFollowUpScenario());
     const firstRequest = fake.requests.length;
     await using browser = await launchChromium();
     const page = await browser.context.newPage();
@@ -80,7 +86,16 @@ describeE2E('hono-server example in a browser', () => {
       path: join(root, 'test-results/e2e/hono-server-csv.png'),
       fullPage: true,
     });
-  }, 120_000);
+
+    // Turn 2, nothing attached: the chat's interpreter still holds `df` from turn 1.
+    await playFollowUp(page);
+    const second = fake.requests.slice(firstRequest).filter(request => request.api === 'chat')[2]!;
+    expect(JSON.stringify(second.body)).not.toContain('NameError');
+    await page.screenshot({
+      path: join(root, 'test-results/e2e/hono-server-follow-up.png'),
+      fullPage: true,
+    });
+  }, 180_000);
 });
 
 describeWith({ browser: true, sandbox: false }, 'hono-server example without a model', () => {

@@ -16,6 +16,8 @@ import type { Script } from '../fixtures/fake-openai/script.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';
 import { launchChromium } from './support/chromium.ts';
 import { describeE2E } from './support/describe-e2e.ts';
+import { CSV_QUESTION, SALES_CSV, csvFollowUpScenario } from './support/csv-scenario.ts';
+import { playFollowUp } from './support/play-follow-up.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { notesScenario, playSignInScenario } from './support/play-sign-in.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
@@ -79,6 +81,28 @@ describeE2E('next-app example in a browser', () => {
       screenshot: join(root, 'test-results/e2e/next-app-sign-in.png'),
     });
   }, 120_000);
+
+  it("keeps the chat's python interpreter: a CSV in turn 1, a chart of its DataFrame in turn 2", async () => {
+    fake.setScript(csvFollowUpScenario());
+    await using browser = await launchChromium();
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(60_000);
+    await page.goto(app.ready[1]!);
+    await page.locator('#attach').setInputFiles({
+      name: SALES_CSV.name,
+      mimeType: SALES_CSV.mimeType,
+      buffer: Buffer.from(SALES_CSV.text),
+    });
+    await page.locator('#input').fill(CSV_QUESTION);
+    await page.locator('#input').press('Enter');
+    await page.locator('.message.assistant .text', { hasText: 'ready to download' }).waitFor();
+    await page.locator('.python .chart img').first().waitFor();
+    await playFollowUp(page);
+    await page.screenshot({
+      path: join(root, 'test-results/e2e/next-app-follow-up.png'),
+      fullPage: true,
+    });
+  }, 180_000);
 
   it('refuses an oversized body with 413 and an over-long message with 400', async () => {
     const url = new URL('api/chat', app.ready[1]!);

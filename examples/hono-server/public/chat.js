@@ -8,6 +8,8 @@ const $ = selector => document.querySelector(selector);
 // Everything shown: { message, error }. The server keeps no state, so each turn
 // sends back the whole conversation, less answers that failed.
 const transcript = [];
+// One id per chat (this page load), sent with every message: python's variables live per chat.
+const chatId = crypto.randomUUID();
 let pending = false;
 
 /** Creates an element with a class and text. */
@@ -40,7 +42,7 @@ function renderSelection({ step, selected, dropped, ms, retrieval }) {
   return row;
 }
 
-function renderRepair({ state, attempt, error, next, stdout, status }) {
+function renderRepair({ state, attempt, error, next, stdout, status, restored }) {
   const row = el('div', 'repair');
   row.dataset.state = state;
   const label = {
@@ -50,6 +52,8 @@ function renderRepair({ state, attempt, error, next, stdout, status }) {
     success: `Python attempt ${attempt} succeeded`,
   }[state];
   row.append(el('strong', '', label));
+  // The chat's interpreter had ended (idle, killed): python says how its state came back.
+  if (restored) row.append(el('div', 'note restored', restored));
   if (state === 'failed') row.append(el('pre', 'attempt-error', error));
   if (state === 'success') row.append(el('pre', 'attempt-output', stdout || '(no output)'));
   return row;
@@ -190,7 +194,8 @@ async function send(text, files) {
     const response = await fetch('/api/chat', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages }),
+      // The chat's id: the server keeps one python interpreter per chat (variables stay).
+      body: JSON.stringify({ id: chatId, messages }),
     });
     await readChatResponse(response, render, builder);
   } catch (error) {

@@ -153,7 +153,7 @@ export function createApp({
   });
   app.post('/api/chat', requireJson(), chatBodyLimit, async c => {
     if (!model) return c.json({ error: MISSING_MODEL_MESSAGE }, 503);
-    const body = await c.req.json<{ messages?: unknown }>().catch(() => undefined);
+    const body = await c.req.json<{ id?: unknown; messages?: unknown }>().catch(() => undefined);
     let messages: UIMessage[];
     try {
       messages = await validateUIMessages({ messages: body?.messages });
@@ -181,6 +181,11 @@ export function createApp({
       index: toolbox.index,
       ...(userId === undefined ? {} : { mcp: { status: mine.status(), userId, elicitations } }),
       ...(sandbox ? { sandbox } : {}),
+      // The chat's interpreter: its id from the page, bound to this browser's user id. Clients
+      // without either run python one-shot.
+      ...(userId !== undefined && isChatId(body?.id)
+        ? { conversation: { id: body.id, userId } }
+        : {}),
       topK,
       maxSteps,
       abortSignal: c.req.raw.signal,
@@ -188,4 +193,9 @@ export function createApp({
   });
 
   return app;
+}
+
+/** A chat id as the page makes them (`crypto.randomUUID()`), or anything short and plain. */
+function isChatId(id: unknown): id is string {
+  return typeof id === 'string' && /^[\w-]{1,100}$/.test(id);
 }

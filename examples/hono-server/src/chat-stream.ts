@@ -55,6 +55,8 @@ export type ChatResponseOptions = {
   index: ToolIndex;
   /** Runs the python tool; without it there is no python tool. */
   sandbox?: PythonSandbox;
+  /** The chat and its user: python keeps one live interpreter for them (cells, like a notebook). */
+  conversation?: { id: string; userId: string };
   /** Tools retrieval picks per model call (python is pinned on top). */
   topK?: number;
   /** Model calls per answer. */
@@ -97,6 +99,7 @@ export async function chatResponse({
   maxSteps = 8,
   abortSignal,
   mcp,
+  conversation,
 }: ChatResponseOptions): Promise<Response> {
   let stopMcp = () => {};
   const stream = createUIMessageStream({
@@ -128,7 +131,12 @@ export async function chatResponse({
         maxBytes: LIMITS.attachmentBytes,
       });
       const python = sandbox
-        ? pythonTool({ sandbox, files, onAttempt: repairTimeline(writer) })
+        ? pythonTool({
+            sandbox,
+            files,
+            onAttempt: repairTimeline(writer),
+            ...(conversation && sandbox.executeCell ? { conversation } : {}),
+          })
         : undefined;
       const tools: ToolSet = { ...mcpTools, ...(python ? { python } : {}) };
       const result = streamText({

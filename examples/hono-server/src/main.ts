@@ -39,7 +39,11 @@ const [toolbox, python] = await Promise.all([
         );
     },
   }),
-  openPythonSandbox({ disabled: env.PYTHON_SANDBOX === 'off' }),
+  openPythonSandbox({
+    disabled: env.PYTHON_SANDBOX === 'off',
+    store: storage.store,
+    stateKey: env.SANDBOX_STATE_KEY,
+  }),
 ]);
 
 // The app is made once the port is known (PORT=0 picks one): its origins include it.

@@ -96,6 +96,8 @@ function Attempt({ output }: { output: PythonToolOutput }) {
       return (
         <div className="repair" data-state="success">
           <strong>Python attempt {output.attempt} succeeded</strong>
+          {/* The chat's interpreter had ended (idle, killed): python says how its state came back. */}
+          {output.restored ? <div className="note restored">{output.restored}</div> : null}
           <pre className="attempt-output">{output.stdout || '(no output)'}</pre>
           <Artifacts output={output} />
         </div>

@@ -7,7 +7,7 @@ import {
   type McpServerConfig,
   type McpToolbox,
 } from 'ai-toolbelt/mcp';
-import type { Sandbox } from 'ai-toolbelt/sandbox';
+import type { DockerSandbox } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
 import { startNotesSignIn } from './mcp-sign-in';
 import { embeddingModel } from './model';
@@ -21,8 +21,8 @@ export type Toolbelt = {
   elicitations: McpElicitationBroker;
   /** Stops the bundled notes server. */
   closeNotes: () => Promise<void>;
-  /** The Docker + gVisor sandbox; undefined when python is disabled. */
-  sandbox?: Sandbox;
+  /** The Docker + gVisor sandbox (one live interpreter per chat); undefined when python is disabled. */
+  sandbox?: DockerSandbox;
   /** Why python is disabled, with what to do about it. */
   pythonProblem?: string;
   /** Where tool embeddings are kept between processes (Redis with REDIS_URL). */
@@ -69,7 +69,7 @@ async function openToolbelt(): Promise<Toolbelt> {
       await notes.close();
       throw error;
     }),
-    openSandbox(),
+    openSandbox(store),
   ]);
   return { toolbox, elicitations, closeNotes: notes.close, ...python, ...(store ? { store } : {}) };
 }
@@ -154,13 +154,29 @@ async function loadServers(): Promise<Record<string, McpServerConfig>> {
   );
 }
 
-async function openSandbox(): Promise<Pick<Toolbelt, 'sandbox' | 'pythonProblem'>> {
+// Each chat keeps one live python interpreter. With REDIS_URL and SANDBOX_STATE_KEY its handle
+// and history go to Redis (sealed), so every instance continues the chat; otherwise they stay
+// in this process.
+async function openSandbox(
+  store: Storage | undefined,
+): Promise<Pick<Toolbelt, 'sandbox' | 'pythonProblem'>> {
   if (process.env.PYTHON_SANDBOX === 'off')
     return { pythonProblem: 'turned off with PYTHON_SANDBOX=off.' };
+  const stateKey = process.env.SANDBOX_STATE_KEY;
+  if (store !== undefined && stateKey === undefined) {
+    console.warn(
+      '[python] conversations are kept in this process only: set SANDBOX_STATE_KEY (32+ bytes) to keep them in Redis for every instance',
+    );
+  }
   try {
     const { DockerSandbox } = await import('ai-toolbelt/sandbox');
     // create() checks the engine, the gVisor runtime and the image up front.
-    return { sandbox: await DockerSandbox.create({ warmPoolSize: 1 }) };
+    const sandbox = await DockerSandbox.create({
+      warmPoolSize: 1,
+      conversations:
+        store !== undefined && stateKey !== undefined ? { store, encryptionKey: stateKey } : {},
+    });
+    return { sandbox };
   } catch (error) {
     return { pythonProblem: error instanceof Error ? error.message : String(error) };
   }

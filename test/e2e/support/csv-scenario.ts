@@ -41,3 +41,30 @@ export function csvScenario(): Script {
     { text: 'North sold 9 and south 6: the chart is above, and summary.csv is ready to download.' },
   ];
 }
+
+/** The follow-up, in the next message, with nothing attached. */
+export const CSV_FOLLOW_UP = 'Now chart the amount per product.';
+
+/** What the follow-up prints: from the DataFrame the first turn loaded, still in the interpreter. */
+export const PRODUCT_TOTALS = /cake\s+5\ntea\s+10/;
+
+/**
+ * Two turns of one chat: `csvScenario`, then a follow-up whose code uses the first turn's
+ * `df` without reading the file again (the chat's interpreter kept it), and draws a chart.
+ *
+ * @example
+ * fake.setScript(csvFollowUpScenario());
+ */
+export function csvFollowUpScenario(): Script {
+  const code = [
+    'by_product = df.groupby("product")["amount"].sum()',
+    'print(by_product.to_string())',
+    'by_product.plot.bar(legend=False, title="Sales by product")',
+    '',
+  ].join('\n');
+  return [
+    ...(csvScenario() as Extract<Script, unknown[]>),
+    { toolCalls: [{ name: 'python', args: { code } }] },
+    { text: 'Cake and tea sold 5 each: the second chart is above.' },
+  ];
+}

@@ -42,7 +42,7 @@ export async function POST(request: NextRequest): Promise<Response> {
   if ('response' in read) return read.response;
   const model = chatModel();
   if (!model) return Response.json({ error: MISSING_MODEL_MESSAGE }, { status: 503 });
-  const body = read.value as { messages?: unknown } | undefined;
+  const body = read.value as { id?: unknown; messages?: unknown } | undefined;
   let messages: ChatMessage[];
   try {
     messages = await validateUIMessages<ChatMessage>({ messages: body?.messages });
@@ -61,6 +61,13 @@ export async function POST(request: NextRequest): Promise<Response> {
   const userId = knownUserId(request);
   const mine =
     userId === undefined ? toolbox : await toolbox.forUser({ userId, abortSignal: request.signal });
+
+  // The chat's interpreter (useChat sends the chat's id), bound to this browser's user id; a
+  // client without the page's cookie runs python one-shot.
+  const chatId =
+    typeof body?.id === 'string' && /^[\w-]{1,100}$/.test(body.id) ? body.id : undefined;
+  const conversation =
+    userId !== undefined && chatId !== undefined ? { id: chatId, userId } : undefined;
 
   let stopMcp = () => {};
   const stream = createUIMessageStream<ChatMessage>({
@@ -91,7 +98,9 @@ export async function POST(request: NextRequest): Promise<Response> {
       // preliminary outputs of its tool part.
       const tools: ToolSet = {
         ...mine.tools,
-        ...(sandbox ? { python: pythonTool({ sandbox, files }) } : {}),
+        ...(sandbox
+          ? { python: pythonTool({ sandbox, files, ...(conversation ? { conversation } : {}) }) }
+          : {}),
       };
       const result = streamText({
         model: wrapLanguageModel({

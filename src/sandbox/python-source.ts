@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The Python programs that run inside sandbox containers (files under `src/sandbox/python/`). */
 export type PythonProgram = 'interpreter_kernel' | 'interpreter_supervisor';
@@ -17,7 +19,10 @@ const sources = new Map<PythonProgram, string>();
 export function pythonSource(program: PythonProgram): string {
   let source = sources.get(program);
   if (source === undefined) {
-    source = readFileSync(new URL(`./python/${program}.py`, import.meta.url), 'utf8');
+    // A path string, not a URL object: frameworks that bring their own global URL (Next.js's
+    // server) make fs refuse URL objects from another realm.
+    const here = dirname(fileURLToPath(import.meta.url));
+    source = readFileSync(join(here, 'python', `${program}.py`), 'utf8');
     sources.set(program, source);
   }
   return source;

@@ -164,6 +164,31 @@ describeSandbox('conversation interpreters (real engine)', () => {
     expect(next.restored?.summary).toMatch(/^Python state restored by re-running 1 earlier cell /);
   });
 
+  it('an onOutput that throws ends the cell with its error; an abort ends it with the reason', async () => {
+    const conversation = conversationOf();
+    await sandbox.executeCell('kept = "yes"', { conversation });
+    const thrown = new Error('the client went away');
+    await expect(
+      sandbox.executeCell('import time\nprint("tick", flush=True)\ntime.sleep(30)', {
+        conversation,
+        onOutput: () => {
+          throw thrown;
+        },
+      }),
+    ).rejects.toBe(thrown);
+    const controller = new AbortController();
+    const aborted = sandbox.executeCell('import time\ntime.sleep(30)', {
+      conversation,
+      abortSignal: controller.signal,
+    });
+    setTimeout(() => controller.abort(new Error('stop')), 500);
+    await expect(aborted).rejects.toThrow('stop');
+    // Both killed the interpreter; the next cell restores it.
+    const next = await sandbox.executeCell('print(kept)', { conversation });
+    expect(next).toMatchObject({ status: 'success', stdout: 'yes\n' });
+    expect(next.restored?.cells).toBe(1);
+  });
+
   it('a failed cell leaves the state as Python leaves it, and is not replayed', async () => {
     const conversation = conversationOf();
     const failed = await sandbox.executeCell('partial = 1\nraise ValueError("late")', {

@@ -64,6 +64,8 @@ export type InterpreterHandle = {
 export class ConversationHistory {
   private readonly sealed: SealedStore;
   private readonly options: ResolvedConversationOptions;
+  /** When expired records of the default (memory) store were last removed. */
+  private sweptAt = Date.now();
 
   constructor({
     options,
@@ -79,6 +81,17 @@ export class ConversationHistory {
       keys: options.keys,
       keyOption: 'conversations.encryptionKey',
     });
+  }
+
+  /**
+   * Removes expired handles and inputs from the default memory store, at most every 10 minutes
+   * (an app's own store expires keys by `ttl`, or by the expiry kept inside each record on read).
+   */
+  async sweep(): Promise<void> {
+    if (this.options.store !== undefined || Date.now() - this.sweptAt < 600_000) return;
+    this.sweptAt = Date.now();
+    await this.sealed.removeExpired(['h']);
+    await this.sealed.removeExpired(['f']);
   }
 
   /** A store-safe, keyed hash of a user id (the interpreter's owner label). */

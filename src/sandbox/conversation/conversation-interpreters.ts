@@ -125,6 +125,10 @@ export class ConversationInterpreters {
       reason: reached !== undefined && 'lost' in reached ? reached.lost : 'stopped',
       dockerTimeoutMs: this.dockerTimeoutMs,
       idleMs: this.options.idleMs,
+    }).catch(async (error: unknown) => {
+      // Nothing records the new interpreter yet: it must not idle on, holding memory.
+      await this.discard(live);
+      throw error;
     });
     if (!replay.ended) {
       return this.runIn({
@@ -134,6 +138,7 @@ export class ConversationInterpreters {
     }
     // A kept cell stopped the new interpreter again: starting empty beats failing the user's
     // cell, and the history that cannot be restored is dropped (the summary says so).
+    await this.discard(live);
     live = await this.place(userHash, abortSignal);
     const empty = { ...newHandle(live, undefined), cellCount: handle.cellCount };
     return this.runIn({ call, handle: empty, live, restored: replay.restore, carried: [] });
@@ -157,8 +162,9 @@ export class ConversationInterpreters {
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
+    let run: Awaited<ReturnType<typeof runCell>>;
     try {
-      const run = await runCell({
+      run = await runCell({
         container: live.container,
         secret: live.secret,
         request: { ...limits, code, files, replay: false },
@@ -166,21 +172,22 @@ export class ConversationInterpreters {
         abortSignal,
         onOutput,
       });
-      const cell = ++handle.cellCount;
-      if (run.status === 'success') this.history.keepCell(handle, { n: cell, code });
-      handle.usedAt = Date.now();
-      if (run.ended) this.known.delete(live.container.id);
-      await this.history.save(owner, handle);
-      const { ended: _, ...result } = run;
-      live.engine.runs++;
-      return { ...result, cell, ...(restored ? { restored } : {}) };
     } catch (error) {
-      this.known.delete(live.container.id);
+      // Killed on abort, or its engine failed: either way not to be used again.
+      await this.discard(live);
       throw error;
     } finally {
       known.busy = false;
       known.usedAt = Date.now();
     }
+    const cell = ++handle.cellCount;
+    if (run.status === 'success') this.history.keepCell(handle, { n: cell, code });
+    handle.usedAt = Date.now();
+    if (run.ended) this.known.delete(live.container.id);
+    await this.history.save(owner, handle);
+    live.engine.runs++;
+    const { ended: _, ...result } = run;
+    return { ...result, cell, ...(restored ? { restored } : {}) };
   }
 
   /** The live interpreter a handle names, or why it is gone. */
@@ -214,7 +221,19 @@ export class ConversationInterpreters {
     return { engine, container, secret: handle.secret, startedAt: handle.startedAt };
   }
 
+  /** Removes an interpreter nothing will use again (in the background; failures are reported). */
+  private async discard(live: PlacedInterpreter): Promise<void> {
+    this.known.delete(live.container.id);
+    void live.engine.cleanup.remove(live.container);
+  }
+
   private async place(userHash: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    // Interpreters idle longer than idleMs have ended by themselves: forget them.
+    const horizon = Date.now() - this.options.idleMs - 60_000;
+    for (const [id, known] of this.known) {
+      if (!known.busy && known.usedAt < horizon) this.known.delete(id);
+    }
+    await this.history.sweep();
     return await placeInterpreter({
       ...{ engines: this.engines, options: this.options, preimport: this.preimport, userHash },
       ...{ known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },

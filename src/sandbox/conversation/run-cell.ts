@@ -3,6 +3,7 @@ import type Docker from 'dockerode';
 import { createNonce } from '../bootstrap.ts';
 import { dockerCall, isGone } from '../docker-call.ts';
 import { FrameDemuxer } from '../frame-demuxer.ts';
+import { guardedCallback } from '../run-in-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
 import { CellCollector } from './cell-collector.ts';
 import { type CellRequest, CellFrameParser, encodeCell } from './cell-protocol.ts';
@@ -47,7 +48,7 @@ export async function runCell({
   request: CellRequest;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
-  /** Aborting kills the interpreter; the promise rejects with the reason. */
+  /** Aborting kills the interpreter; the promise rejects with the reason (as when `onOutput` throws). */
   abortSignal?: AbortSignal | undefined;
   /** Output as it arrives. */
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
@@ -56,9 +57,13 @@ export async function runCell({
   const startedAt = performance.now();
   const socket: Duplex = await attachInterpreter({ container, dockerTimeoutMs });
   const requestId = createNonce();
-  const collected = new CellCollector({ request, onOutput });
   let finish: (ending: Ending) => void = () => {};
   const ending = new Promise<Ending>(resolve => (finish = resolve));
+  // What the caller's callback throws ends the cell (the interpreter is killed) and is rethrown.
+  const collected = new CellCollector({
+    request,
+    onOutput: guardedCallback(onOutput, error => finish({ kind: 'abort', reason: error })),
+  });
   const parser = new CellFrameParser({
     requestId,
     allowRecord: bytes => collected.allowRecord(bytes),

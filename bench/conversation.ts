@@ -3,7 +3,7 @@
 // - cellP50Ms: `print(1)` as a cell of a live interpreter (store read, inspect, attach, cell,
 //   store write);
 // - oneShotWarmP50Ms: `print(1)` one-shot on a pre-started, pre-imported warm container (a pool
-//   hit; the pool refilled between runs, outside the timer);
+//   hit; the pool refilled between runs, outside the timer; no measurement overlaps a refill);
 // - pandasCellP50Ms: a filter + group-by on a live 100,000-row DataFrame made in an earlier cell;
 // - firstCellMs: the first cell of a new conversation (interpreter start with pre-imports);
 // - restoreMs: the cell after its interpreter was killed (docker kill), end to end: a new
@@ -62,15 +62,24 @@ export async function benchConversation({
   const cells: number[] = [];
   const pandas: number[] = [];
   const oneShot: number[] = [];
+  // After each one-shot run its container is removed and the pool refills in the background (a
+  // gVisor teardown, a container start and its pre-imports: seconds of CPU); every measurement
+  // waits for both, so none pays for another's.
+  const poolReady = async () => {
+    await sandbox.waitForCleanup();
+    while (sandbox.warmReadyCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+  };
   for (let i = 0; i < runs; i++) {
     // Alternating, so a drifting machine load hits both paths alike.
+    await poolReady();
     const [cellMs, result] = await timed(() => cell('print(1)'));
     ok(result);
     cells.push(cellMs);
+    await poolReady();
     const [pandasMs, grouped] = await timed(() => cell(PANDAS_CELL));
     ok(grouped);
     pandas.push(pandasMs);
-    while (sandbox.warmReadyCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+    await poolReady();
     const [oneShotMs, run] = await timed(() => sandbox.execute('print(1)'));
     ok(run);
     oneShot.push(oneShotMs);

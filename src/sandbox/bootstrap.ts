@@ -1,14 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { BOOTSTRAP_SOURCE } from './bootstrap-source.ts';
-import { SUPERVISOR_SOURCE } from './supervisor-source.ts';
+import { pythonSource } from './python-source.ts';
+
+/**
+ * The supervisor's exit status when it cannot make itself non-dumpable (or has no ctypes):
+ * it refuses to start the bootstrap, and the host reports the run as `crashed`. The code never
+ * ran, so it cannot be the code's own status (which only ever arrives in the done marker).
+ * `run_supervisor.py` and `interpreter_supervisor.py` exit with it.
+ */
+export const SUPERVISOR_UNSAFE_EXIT = 71;
 
 /** What the bootstrap writes to stderr once its pre-imports are done and it waits for code. */
 export const READY_MARKER = Buffer.from('\0ai-toolbelt:ready\n', 'latin1');
 
 /**
  * The container's command: `timeout -s KILL` bounds its life even if the host dies; the
- * supervisor (see `SUPERVISOR_SOURCE`) starts the bootstrap (see `BOOTSTRAP_SOURCE`), which
- * imports `preimport` while it waits for code, and reports its real exit status.
+ * supervisor (`python/run_supervisor.py`) starts the bootstrap (`python/run_bootstrap.py`),
+ * which imports `preimport` while it waits for code, and reports its real exit status.
  */
 export function bootstrapCommand({
   ttlMs,
@@ -29,13 +36,13 @@ export function bootstrapCommand({
     '-I',
     '-S',
     '-c',
-    SUPERVISOR_SOURCE,
-    BOOTSTRAP_SOURCE,
+    pythonSource('run_supervisor'),
+    pythonSource('run_bootstrap'),
     preimport.join(','),
   ];
 }
 
-/** A fresh 32-hex-digit token: a run's record nonce, or its proof token (see `SUPERVISOR_SOURCE`). */
+/** A fresh 32-hex-digit token: a run's record nonce, or its proof token (see `python/run_supervisor.py`). */
 export function createNonce(): string {
   return randomBytes(16).toString('hex');
 }

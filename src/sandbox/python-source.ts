@@ -3,7 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The Python programs that run inside sandbox containers (files under `src/sandbox/python/`). */
-export type PythonProgram = 'interpreter_kernel' | 'interpreter_supervisor';
+export type PythonProgram =
+  'interpreter_kernel' | 'interpreter_supervisor' | 'run_bootstrap' | 'run_supervisor';
 
 const sources = new Map<PythonProgram, string>();
 

@@ -61,7 +61,7 @@ export class RecordStream {
     prefix: Buffer;
     /**
      * The prefix of the done marker, known only to the supervisor process (see
-     * `SUPERVISOR_SOURCE`), which writes it with the code's real exit status once the code's
+     * `python/run_supervisor.py`), which writes it with the code's real exit status once the code's
      * process and everything it started are gone.
      */
     proof: Buffer;

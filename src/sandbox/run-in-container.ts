@@ -4,7 +4,7 @@ import { dockerCall, isGone } from './docker-call.ts';
 import { OutputCollector } from './output-collector.ts';
 import { type RecordCaps, resolveRecordCaps } from './record-budget.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
-import { SUPERVISOR_UNSAFE_EXIT } from './supervisor-source.ts';
+import { SUPERVISOR_UNSAFE_EXIT } from './bootstrap.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from './types.ts';
 
 /** The output is complete: both done markers arrived, or the attach stream ended. */
@@ -41,7 +41,7 @@ export type RunRequest = {
  * these ways:
  * - the supervisor's done markers arrive on both streams: they carry the code's real exit
  *   status, written by a process the code cannot read or impersonate (see
- *   `SUPERVISOR_SOURCE`) once the code's process and everything it started are gone, so the
+ *   `python/run_supervisor.py`) once the code's process and everything it started are gone, so the
  *   result is known without waiting ~150 ms or more for gVisor to tear the sandbox down;
  * - the attach stream ends without them (the supervisor was killed, the sandbox died): a
  *   `docker wait` gives the real exit code (`OOMKilled` -> `oom`, a signal, gVisor's silent

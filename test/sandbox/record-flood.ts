@@ -1,7 +1,7 @@
 const PNG_1X1 = '89504e470d0a1a0a0000000d494844520000000100000001';
 
 /**
- * What code that read `bootstrap-source.ts` can do: find the bootstrap's exit hook through
+ * What code that read `python/run_bootstrap.py` can do: find the bootstrap's exit hook through
  * `gc.get_objects()`, wrap `_write_all` in its globals to learn the record prefix when the hook
  * writes its first record (a note the code adds, so there is one), and write `count` records of
  * its own behind it: zero-byte files, or 24-byte "PNG images" (a bare IHDR).

@@ -3,9 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_SOURCE } from '../../src/sandbox/bootstrap-source.ts';
 import { exitStatus } from '../../src/sandbox/run-in-container.ts';
-import { SUPERVISOR_UNSAFE_EXIT, SUPERVISOR_SOURCE } from '../../src/sandbox/supervisor-source.ts';
+import { SUPERVISOR_UNSAFE_EXIT } from '../../src/sandbox/bootstrap.ts';
+import { pythonSource } from '../../src/sandbox/python-source.ts';
+
+const SUPERVISOR_SOURCE = pythonSource('run_supervisor');
+const BOOTSTRAP_SOURCE = pythonSource('run_bootstrap');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(dir => rmSync(dir, { recursive: true, force: true })));

@@ -1,31 +1,29 @@
-/**
- * The Python program that runs the code (started by the supervisor, see `SUPERVISOR_SOURCE`,
- * as `python3 -X utf8 -c SOURCE PREIMPORT GO_FD`).
- *
- * Lifecycle:
- * 1. Copies the image's prebuilt matplotlib font cache into the writable config dir (building it
- *    costs ~1 s under gVisor), installs the figure-capturing matplotlib backend, imports the
- *    PREIMPORT modules (comma separated; failures ignored: the code gets the real error if it
- *    imports them) with their output silenced, then writes the ready marker to stderr. A warm
- *    container therefore pays for `import pandas` before any code arrives.
- * 2. Waits until the supervisor has read its own first line of stdin (a byte on GO_FD), then
- *    reads the rest, which the host writes once and closes:
- *    `<nonce>\n<header JSON>\n<code bytes><file bytes>...`; the header gives the code's length,
- *    the input files (path, length) and the artifact caps. Files are written under /tmp;
- *    /tmp/outputs is created. The input buffer is zeroed after parsing.
- * 3. Runs the code as a fresh `__main__` module.
- * 4. Right after the code, takes the figures it left open (matplotlib's own exit hook would
- *    destroy them). At exit (an `atexit` hook registered first, so it runs after the code's own
- *    hooks and after non-daemon threads are joined): flushes both streams, writes the run's
- *    artifacts to stdout as records behind the nonce (figures as PNG, regular files under
- *    /tmp/outputs, notes about what the caps left out, at most the notes cap), and exits with
- *    the code's status. The done marker is the supervisor's, written after this process is gone.
- *
- * stdout is line buffered, not unbuffered: under runsc, writes to the pipe come back short
- * (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
- * output); the buffered writer retries short writes, and records are written with a loop.
- */
-export const BOOTSTRAP_SOURCE = String.raw`import os, sys
+# The Python program that runs one-shot code (started by run_supervisor.py as
+# `python3 -X utf8 -c SOURCE PREIMPORT GO_FD`).
+#
+# Lifecycle:
+# 1. Copies the image's prebuilt matplotlib font cache into the writable config dir (building it
+#    costs ~1 s under gVisor), installs the figure-capturing matplotlib backend, imports the
+#    PREIMPORT modules (comma separated; failures ignored: the code gets the real error if it
+#    imports them) with their output silenced, then writes the ready marker to stderr. A warm
+#    container therefore pays for `import pandas` before any code arrives.
+# 2. Waits until the supervisor has read its own first line of stdin (a byte on GO_FD), then
+#    reads the rest, which the host writes once and closes:
+#    `<nonce>\n<header JSON>\n<code bytes><file bytes>...`; the header gives the code's length,
+#    the input files (path, length) and the artifact caps. Files are written under /tmp;
+#    /tmp/outputs is created. The input buffer is zeroed after parsing.
+# 3. Runs the code as a fresh `__main__` module.
+# 4. Right after the code, takes the figures it left open (matplotlib's own exit hook would
+#    destroy them). At exit (an `atexit` hook registered first, so it runs after the code's own
+#    hooks and after non-daemon threads are joined): flushes both streams, writes the run's
+#    artifacts to stdout as records behind the nonce (figures as PNG, regular files under
+#    /tmp/outputs, notes about what the caps left out, at most the notes cap), and exits with
+#    the code's status. The done marker is the supervisor's, written after this process is gone.
+#
+# stdout is line buffered, not unbuffered: under runsc, writes to the pipe come back short
+# (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
+# output); the buffered writer retries short writes, and records are written with a loop.
+import os, sys
 sys.stdout.reconfigure(line_buffering=True)
 
 def _write_all(fd, data):
@@ -108,7 +106,7 @@ _warm_up()
 _write_all(2, b"\0ai-toolbelt:ready\n")
 
 def _take_input():
-    # The supervisor reads its line of stdin first and then says go (see SUPERVISOR_SOURCE).
+    # The supervisor reads its line of stdin first and then says go (see run_supervisor.py).
     if len(sys.argv) > 2:
         go = int(sys.argv[2])
         os.read(go, 1)
@@ -279,4 +277,3 @@ def _run():
 _status[0] = _run()
 _take_open_figures()
 sys.exit(_status[0])
-`;

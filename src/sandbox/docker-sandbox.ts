@@ -55,6 +55,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
   private readonly inFlight = new Map<AbortController, Promise<unknown>>();
   private readonly sessions = new Set<DockerSandboxSession>();
   private readonly interpreters: ConversationInterpreters;
+  private readonly prewarmInterpreters: boolean;
   /** Sessions being started (they count against `maxSessions` too). */
   private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
@@ -81,6 +82,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
       options: resolveConversationOptions(options.conversations ?? {}),
       sandbox: this.options,
     });
+    this.prewarmInterpreters = options.conversations !== undefined;
   }
 
   /** Creates a sandbox and checks the engines, runtime and image before resolving. */
@@ -164,6 +166,8 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     if (this.closed) throw new SandboxClosedError();
     if (!engines.some(engine => engine.state === 'up')) throw this.engines.unavailable();
     for (const engine of engines) engine.startMonitoring();
+    // An app that configured conversations gets its waiting interpreters now; others on first use.
+    if (this.prewarmInterpreters) this.interpreters.prewarm();
   }
 
   /**
@@ -317,6 +321,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     const { engines } = this.engines;
     await Promise.all(engines.map(engine => engine.closePool(reason)));
     await Promise.allSettled([...this.inFlight.values()]);
+    await this.interpreters.close();
     // A session's removal failure is seen again (and reported) by its engine's final sweep.
     await Promise.allSettled([...this.sessions].map(session => session.close()));
     const failures = (await Promise.all(engines.map(engine => engine.close()))).flat();

@@ -29,11 +29,6 @@ export const PID_LABEL = 'ai-toolbelt.sandbox.pid';
 export const EXPIRES_LABEL = 'ai-toolbelt.sandbox.expires';
 /** `execute`, `session` or `conversation`. */
 export const KIND_LABEL = 'ai-toolbelt.sandbox.kind';
-/**
- * On conversation interpreters: a keyed hash of the user id (never the id itself), so the
- * per-user bound counts every replica's interpreters.
- */
-export const USER_LABEL = 'ai-toolbelt.sandbox.user';
 
 /**
  * What a sandbox container is for: one run (`execute`), an `Experimental_SandboxSession`

@@ -87,6 +87,32 @@ describeSandbox('conversation interpreters (real engine)', () => {
     expect(pythonTool({ sandbox, conversation }).description).toContain('notebook cells');
   });
 
+  it("a new conversation's first cell runs in a waiting interpreter, started before it", async () => {
+    const mineRunning = async () =>
+      (
+        await docker.listContainers({
+          filters: {
+            label: [
+              `${KIND_LABEL}=conversation`,
+              `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
+            ],
+            status: ['running'],
+          },
+        })
+      ).map(info => info.Id);
+    // The pool (warmPoolSize 1) keeps one waiting: note those running before the cell.
+    await vi.waitFor(async () => expect((await mineRunning()).length).toBeGreaterThan(0), {
+      timeout: 60_000,
+      interval: 100,
+    });
+    const before = await mineRunning();
+    const first = await sandbox.executeCell('import socket\nprint(socket.gethostname())', {
+      conversation: conversationOf('hana'),
+    });
+    const host = first.stdout.trim();
+    expect(before.some(id => id.startsWith(host))).toBe(true);
+  });
+
   it('attached files are placed once and stay for later cells', async () => {
     const conversation = conversationOf();
     const files = [{ path: 'inputs/sales.csv', data: 'region,amount\nnorth,3\nsouth,4\n' }];
@@ -118,14 +144,15 @@ describeSandbox('conversation interpreters (real engine)', () => {
   it('a killed interpreter is restored before the next cell, and the model is told', async () => {
     const conversation = conversationOf();
     await turn(sandbox, conversation, 'import random\nbase = 40\nfactor = 2');
-    await turn(sandbox, conversation, 'total = base + factor');
-    const before = new Set(await liveInterpreters());
-    const handles = await Promise.all(
-      [...before].map(async id => ({ id, info: await docker.getContainer(id).inspect() })),
+    // A container's host name is the start of its id: the cell names its own interpreter.
+    const second = await turn(
+      sandbox,
+      conversation,
+      'total = base + factor\nimport socket\nprint(socket.gethostname())',
     );
-    // The newest interpreter is this conversation's (tests run one at a time in this file).
-    const newest = handles.sort((a, b) => b.info.Created.localeCompare(a.info.Created))[0]!;
-    await docker.getContainer(newest.id).kill();
+    const host = String(second.output.stdout).trim();
+    const [mine] = (await liveInterpreters()).filter(id => id.startsWith(host));
+    await docker.getContainer(mine!).kill();
     const after = await turn(sandbox, conversation, 'print(total)');
     expect(after.output).toMatchObject({ state: 'success', stdout: '42\n', cell: 3 });
     expect(after.output.restored).toBe(

@@ -90,13 +90,16 @@ export class ConversationHistory {
   async sweep(): Promise<void> {
     if (this.options.store !== undefined || Date.now() - this.sweptAt < 600_000) return;
     this.sweptAt = Date.now();
-    await this.sealed.removeExpired(['h']);
-    await this.sealed.removeExpired(['f']);
+    for (const kind of ['h', 'f', 'u']) await this.sealed.removeExpired([kind]);
   }
 
-  /** A store-safe, keyed hash of a user id (the interpreter's owner label). */
-  userHash(userId: string): Promise<string> {
-    return this.sealed.id(`user:${userId}`);
+  /** The interpreters a user holds, as last recorded (for the per-user bound, every replica's). */
+  async userInterpreters(userId: string): Promise<UserInterpreter[]> {
+    return (await this.sealed.get<UserInterpreter[]>(['u', { id: userId }])) ?? [];
+  }
+
+  async saveUserInterpreters(userId: string, list: readonly UserInterpreter[]): Promise<void> {
+    await this.sealed.set(['u', { id: userId }], list, { ttlMs: this.options.historyTtlMs });
   }
 
   async load(owner: Owner): Promise<InterpreterHandle | undefined> {
@@ -176,6 +179,9 @@ export class ConversationHistory {
     return { files, missing };
   }
 }
+
+/** An interpreter a user holds: where it runs. */
+export type UserInterpreter = { engine: string; containerId: string; startedAt: number };
 
 /** Whose conversation: the app's user id and conversation id (never stored in the clear). */
 export type Owner = { userId: string; conversationId: string };

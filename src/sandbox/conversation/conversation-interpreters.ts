@@ -2,7 +2,6 @@ import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { dockerCall, isGone } from '../docker-call.ts';
 import type { EngineSet } from '../engine-set.ts';
-import { USER_LABEL } from '../labels.ts';
 import { resolveRecordCaps } from '../record-budget.ts';
 import type {
   InterpreterRestore,
@@ -12,6 +11,8 @@ import type {
 } from '../types.ts';
 import type { CellRequest } from './cell-protocol.ts';
 import { ConversationHistory, type InterpreterHandle, type Owner } from './conversation-history.ts';
+import { InterpreterPool } from './interpreter-pool.ts';
+import { makeRoomForUser } from './user-interpreters.ts';
 import type { ResolvedDockerSandboxOptions } from '../docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from './conversation-options.ts';
 import {
@@ -62,6 +63,7 @@ export class ConversationInterpreters {
   private readonly queues = new Map<string, Promise<unknown>>();
 
   private readonly sandbox: ResolvedDockerSandboxOptions;
+  private readonly pool: InterpreterPool;
 
   constructor({
     engines,
@@ -82,6 +84,21 @@ export class ConversationInterpreters {
     this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
     // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
     this.history = new ConversationHistory({ options });
+    this.pool = new InterpreterPool({
+      options,
+      preimport: sandbox.preimport,
+      dockerTimeoutMs: sandbox.dockerTimeoutMs,
+    });
+  }
+
+  /** Starts the waiting interpreters on every healthy engine (done on first use otherwise). */
+  prewarm(): void {
+    for (const engine of this.engines.engines) this.pool.fill(engine);
+  }
+
+  /** Stops the pool (waiting interpreters are removed); the sandbox removes the rest. */
+  async close(): Promise<void> {
+    await this.pool.close();
   }
 
   /** Runs one cell in its conversation's interpreter (after the conversation's earlier cells in this process). */
@@ -109,13 +126,12 @@ export class ConversationInterpreters {
 
   private async runNow(call: PlacedCall): Promise<SandboxCellResult> {
     const { owner, abortSignal, limits } = call;
-    const userHash = await this.history.userHash(owner.userId);
     const stored = await this.history.load(owner);
-    const reached = stored === undefined ? undefined : await this.reach(stored, userHash);
+    const reached = stored === undefined ? undefined : await this.reach(stored);
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
       return this.runIn({ call, handle: stored, live: reached, restored: undefined, carried: [] });
     }
-    let live = await this.place(userHash, abortSignal);
+    let live = await this.place(owner.userId, abortSignal);
     const handle = newHandle(live, stored);
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
       return this.runIn({ call, handle, live, restored: undefined, carried: [] });
@@ -139,7 +155,7 @@ export class ConversationInterpreters {
     // A kept cell stopped the new interpreter again: starting empty beats failing the user's
     // cell, and the history that cannot be restored is dropped (the summary says so).
     await this.discard(live);
-    live = await this.place(userHash, abortSignal);
+    live = await this.place(owner.userId, abortSignal);
     const empty = { ...newHandle(live, undefined), cellCount: handle.cellCount };
     return this.runIn({ call, handle: empty, live, restored: replay.restore, carried: [] });
   }
@@ -193,7 +209,6 @@ export class ConversationInterpreters {
   /** The live interpreter a handle names, or why it is gone. */
   private async reach(
     handle: InterpreterHandle,
-    userHash: string,
   ): Promise<PlacedInterpreter | { lost: InterpreterRestore['reason'] }> {
     const engine = this.engines.engines.find(e => e.name === handle.engine && e.state === 'up');
     if (engine === undefined) return { lost: 'engine' };
@@ -210,8 +225,6 @@ export class ConversationInterpreters {
       engine.toError(error);
       return { lost: 'engine' };
     }
-    // Bound to its user: a handle can only reach an interpreter labelled with the same user.
-    if (info.Config.Labels?.[USER_LABEL] !== userHash) return { lost: 'stopped' };
     if (!info.State.Running) {
       this.known.delete(handle.containerId);
       void engine.cleanup.remove(container);
@@ -227,17 +240,29 @@ export class ConversationInterpreters {
     void live.engine.cleanup.remove(live.container);
   }
 
-  private async place(userHash: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+  /**
+   * A new interpreter for one of `userId`'s conversations, after making room under
+   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store.
+   */
+  private async place(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
     // Interpreters idle longer than idleMs have ended by themselves: forget them.
     const horizon = Date.now() - this.options.idleMs - 60_000;
     for (const [id, known] of this.known) {
       if (!known.busy && known.usedAt < horizon) this.known.delete(id);
     }
     await this.history.sweep();
-    return await placeInterpreter({
-      ...{ engines: this.engines, options: this.options, preimport: this.preimport, userHash },
-      ...{ known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+    const mine = await makeRoomForUser({
+      ...{ userId, history: this.history, engines: this.engines, known: this.known },
+      ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
     });
+    const placed = await placeInterpreter({
+      ...{ engines: this.engines, options: this.options, preimport: this.preimport },
+      ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+    });
+    const { engine, container, startedAt } = placed;
+    mine.push({ engine: engine.name, containerId: container.id, startedAt });
+    await this.history.saveUserInterpreters(userId, mine);
+    return placed;
   }
 }
 

@@ -42,6 +42,11 @@ export type ConversationOptions = {
   maxPerEngine?: number;
   /** Live interpreters per user; past it the user's least recently used one is evicted. */
   maxPerUser?: number;
+  /**
+   * Interpreters kept started (pre-imports done) per engine, waiting for a new conversation, so
+   * its first cell skips the start (seconds under gVisor). They count toward the bounds.
+   */
+  warmPoolSize?: number;
   /** Memory limit of each interpreter, bytes (its variables live there; /tmp counts too). */
   memoryBytes?: number;
   /** Size of each interpreter's /tmp, MiB (input files, outputs). */
@@ -69,6 +74,7 @@ export function resolveConversationOptions({
   maxInterpreters = 64,
   maxPerEngine = 32,
   maxPerUser = 3,
+  warmPoolSize = 1,
   memoryBytes = 512 * 1024 * 1024,
   tmpfsMiB = 128,
   pidsLimit = 512,
@@ -82,6 +88,7 @@ export function resolveConversationOptions({
     ['maxInterpreters', maxInterpreters, 1],
     ['maxPerEngine', maxPerEngine, 1],
     ['maxPerUser', maxPerUser, 1],
+    ['warmPoolSize', warmPoolSize, 0],
     ['memoryBytes', memoryBytes, 64 * 1024 * 1024],
     ['tmpfsMiB', tmpfsMiB, 1],
     ['pidsLimit', pidsLimit, 64],
@@ -107,6 +114,6 @@ export function resolveConversationOptions({
         });
   return {
     ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
-    ...{ maxPerEngine, maxPerUser, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
+    ...{ maxPerEngine, maxPerUser, warmPoolSize, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
   };
 }

@@ -120,6 +120,8 @@ export async function startInterpreter({
   try {
     socket = await attachInterpreter({ container, dockerTimeoutMs });
     const ready = waitForReady({ socket, timeoutMs: startTimeoutMs, abortSignal });
+    // Awaited below; until then a rejection (an abort during the start) must not go unhandled.
+    ready.catch(() => {});
     await dockerCall({
       operation: 'container start',
       timeoutMs: dockerTimeoutMs,

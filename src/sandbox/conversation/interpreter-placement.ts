@@ -5,9 +5,10 @@ import { dockerCall } from '../docker-call.ts';
 import type { Engine } from '../engine.ts';
 import { isTransportError } from '../engine-errors.ts';
 import type { EngineSet } from '../engine-set.ts';
-import { KIND_LABEL, SANDBOX_LABEL, USER_LABEL } from '../labels.ts';
+import { KIND_LABEL, SANDBOX_LABEL } from '../labels.ts';
 import type { ResolvedConversationOptions } from './conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
+import type { InterpreterPool } from './interpreter-pool.ts';
 
 /** What this process knows of an interpreter it used: for least-recently-used eviction. */
 export type KnownInterpreter = { usedAt: number; busy: boolean };
@@ -21,23 +22,24 @@ export type PlacedInterpreter = {
 };
 
 /**
- * Starts a new interpreter for a user on the healthy engine with the least work, within the
- * bounds: at most `maxInterpreters` live in all and `maxPerEngine` per engine and `maxPerUser`
- * per user (counted from the engines' labels, so every replica's interpreters count). Past the
- * per-engine or per-user bound, the least recently used idle interpreter there is removed (its
- * conversation is restored when it goes on); past the total bound, or with nothing to evict, it
- * throws `SandboxBusyError` (`interpreters`). If an engine does not answer, another is tried.
+ * A new interpreter for a conversation on the healthy engine with the least work: a waiting
+ * one from `pool` when there is one, else started now. Within the bounds: at most
+ * `maxInterpreters` live in all and `maxPerEngine` per engine (counted from the engines'
+ * labels, so every replica's interpreters count). Past the per-engine bound the least recently
+ * used idle interpreter there is removed (its conversation is restored when it goes on); past
+ * the total bound, or with nothing to evict, it throws `SandboxBusyError` (`interpreters`). If
+ * an engine does not answer, another is tried.
  *
  * @example
  * ```ts
- * const placed = await placeInterpreter({ engines, options, preimport, userHash, known, dockerTimeoutMs: 15_000 });
+ * const placed = await placeInterpreter({ engines, options, preimport, pool, known, dockerTimeoutMs: 15_000 });
  * ```
  */
 export async function placeInterpreter({
   engines,
   options,
   preimport,
-  userHash,
+  pool,
   known,
   dockerTimeoutMs,
   abortSignal,
@@ -48,8 +50,8 @@ export async function placeInterpreter({
   options: ResolvedConversationOptions;
   /** Modules imported before the first cell. */
   preimport: readonly string[];
-  /** The owner's hashed user id (a container label). */
-  userHash: string;
+  /** Interpreters waiting for a conversation. */
+  pool: InterpreterPool;
   /** Interpreters this process used, by container id (eviction order; busy ones are spared). */
   known: ReadonlyMap<string, KnownInterpreter>;
   /** Deadline of each Docker call. */
@@ -62,7 +64,9 @@ export async function placeInterpreter({
     abortSignal?.throwIfAborted();
     const engine = await engines.pickForSession(tried);
     try {
-      await makeRoom({ engines, engine, options, userHash, known, dockerTimeoutMs });
+      const warm = await pool.take(engine);
+      if (warm !== undefined) return warm;
+      await makeRoom({ engines, engine, options, known, dockerTimeoutMs });
       const secret = randomBytes(16).toString('hex');
       const limits = engine.limits!;
       const container = await startInterpreter({
@@ -73,7 +77,7 @@ export async function placeInterpreter({
           pidsLimit: options.pidsLimit,
           tmpfsMiB: options.tmpfsMiB,
         },
-        labels: { [USER_LABEL]: userHash },
+        labels: {},
         ...{ secret, preimport, dockerTimeoutMs, abortSignal },
         ttlMs: options.maxLifeMs,
         idleMs: options.idleMs,
@@ -91,19 +95,17 @@ export async function placeInterpreter({
   }
 }
 
-/** Removes the least recently used idle interpreter where a bound is reached; throws when none can go. */
+/** Removes the least recently used idle interpreter where an engine is full; throws when none can go. */
 async function makeRoom({
   engines,
   engine,
   options,
-  userHash,
   known,
   dockerTimeoutMs,
 }: {
   engines: EngineSet;
   engine: Engine;
   options: ResolvedConversationOptions;
-  userHash: string;
   known: ReadonlyMap<string, KnownInterpreter>;
   dockerTimeoutMs: number;
 }): Promise<void> {
@@ -118,20 +120,14 @@ async function makeRoom({
   if (all.length >= options.maxInterpreters) {
     throw new SandboxBusyError({ resource: 'interpreters', limit: options.maxInterpreters });
   }
-  const mine = all.filter(({ info }) => info.Labels[USER_LABEL] === userHash);
   const here = all.filter(({ owner }) => owner === engine);
-  for (const [group, limit] of [
-    [mine, options.maxPerUser],
-    [here, options.maxPerEngine],
-  ] as const) {
-    if (group.length < limit) continue;
-    const victim = leastRecentlyUsed(group, known);
-    if (victim === undefined) {
-      throw new SandboxBusyError({ resource: 'interpreters', limit });
-    }
-    // Removed, not just stopped: its conversation is restored in a new one when it goes on.
-    await victim.owner.cleanup.remove(victim.owner.docker.getContainer(victim.info.Id));
+  if (here.length < options.maxPerEngine) return;
+  const victim = leastRecentlyUsed(here, known);
+  if (victim === undefined) {
+    throw new SandboxBusyError({ resource: 'interpreters', limit: options.maxPerEngine });
   }
+  // Removed, not just stopped: its conversation is restored in a new one when it goes on.
+  await victim.owner.cleanup.remove(victim.owner.docker.getContainer(victim.info.Id));
 }
 
 /** The idle interpreter used longest ago (by this process's record, else the oldest started). */

@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import type { Engine } from '../engine.ts';
+import { PendingWork } from '../../util/pending-work.ts';
+import type { ResolvedConversationOptions } from './conversation-options.ts';
+import { startInterpreter } from './interpreter-container.ts';
+import type { PlacedInterpreter } from './interpreter-placement.ts';
+import { dockerCall } from '../docker-call.ts';
+
+/** How long before its idle expiry a waiting interpreter is no longer handed out. */
+const EXPIRY_MARGIN_MS = 30_000;
+
+/**
+ * Started interpreters waiting for a conversation, per engine (`warmPoolSize` each): a new
+ * conversation's first cell skips the container start and the pre-imports (seconds under
+ * gVisor), as one-shot runs skip them with the warm pool. A waiting interpreter belongs to
+ * no one: it is bound to a conversation when taken (its secret goes into that conversation's
+ * sealed handle). Waiting ones end at their idle expiry like any interpreter; the pool starts
+ * new ones.
+ *
+ * @example
+ * ```ts
+ * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, labels });
+ * const warm = await pool.take(engine); // undefined: start one
+ * ```
+ */
+export class InterpreterPool {
+  private readonly options: ResolvedConversationOptions;
+  private readonly preimport: readonly string[];
+  private readonly dockerTimeoutMs: number;
+  private readonly waiting = new Map<Engine, PlacedInterpreter[]>();
+  /** Starts in flight per engine, oldest first. */
+  private readonly inFlight = new Map<Engine, Promise<void>[]>();
+  private readonly starts = new PendingWork();
+  private readonly stop = new AbortController();
+
+  constructor({
+    options,
+    preimport,
+    dockerTimeoutMs,
+  }: {
+    /** `warmPoolSize`, limits and idle expiry of interpreters. */
+    options: ResolvedConversationOptions;
+    /** Modules imported while they wait. */
+    preimport: readonly string[];
+    /** Deadline of each Docker call. */
+    dockerTimeoutMs: number;
+  }) {
+    this.options = options;
+    this.preimport = preimport;
+    this.dockerTimeoutMs = dockerTimeoutMs;
+  }
+
+  /**
+   * A live waiting interpreter on `engine` (waiting for one that is starting, if none is ready),
+   * or undefined; starts a replacement either way. Interpreters too close to their idle expiry,
+   * or that died, are removed on the way.
+   */
+  async take(engine: Engine): Promise<PlacedInterpreter | undefined> {
+    const list = this.waiting.get(engine) ?? [];
+    // One already starting is ready sooner than one started now.
+    const inFlight = this.inFlight.get(engine) ?? [];
+    if (list.length === 0 && inFlight.length > 0) await inFlight[0];
+    let found: PlacedInterpreter | undefined;
+    while (found === undefined && list.length > 0) {
+      const candidate = list.shift()!;
+      const fresh = Date.now() - candidate.startedAt < this.options.idleMs - EXPIRY_MARGIN_MS;
+      if (fresh && engine.state === 'up' && (await this.running(candidate))) found = candidate;
+      else void engine.cleanup.remove(candidate.container);
+    }
+    this.fill(engine);
+    return found;
+  }
+
+  /** Starts interpreters until `engine` has `warmPoolSize` waiting or starting. */
+  fill(engine: Engine): void {
+    const size = this.options.warmPoolSize;
+    const list = this.waiting.get(engine) ?? [];
+    this.waiting.set(engine, list);
+    const inFlight = this.inFlight.get(engine) ?? [];
+    this.inFlight.set(engine, inFlight);
+    while (
+      !this.stop.signal.aborted &&
+      engine.state === 'up' &&
+      list.length + inFlight.length < size
+    ) {
+      const start = this.starts.track(this.startOne(engine, list));
+      inFlight.push(start);
+      void start.then(() => inFlight.splice(inFlight.indexOf(start), 1));
+    }
+  }
+
+  private async startOne(engine: Engine, list: PlacedInterpreter[]): Promise<void> {
+    const secret = randomBytes(16).toString('hex');
+    try {
+      const container = await startInterpreter({
+        docker: engine.docker,
+        limits: {
+          ...engine.limits!,
+          memoryBytes: this.options.memoryBytes,
+          pidsLimit: this.options.pidsLimit,
+          tmpfsMiB: this.options.tmpfsMiB,
+        },
+        labels: {},
+        ...{ secret, preimport: this.preimport, dockerTimeoutMs: this.dockerTimeoutMs },
+        ttlMs: this.options.maxLifeMs,
+        idleMs: this.options.idleMs,
+        startTimeoutMs: this.options.startTimeoutMs,
+        cleanup: engine.cleanup,
+        abortSignal: this.stop.signal,
+      });
+      const placed = { engine, container, secret, startedAt: Date.now() };
+      if (this.stop.signal.aborted) void engine.cleanup.remove(container);
+      else list.push(placed);
+    } catch {
+      // A start that failed leaves nothing behind (startInterpreter removes it); the next
+      // conversation starts its own interpreter and sees the error, if it persists.
+    }
+  }
+
+  private async running(candidate: PlacedInterpreter): Promise<boolean> {
+    try {
+      const info = await dockerCall({
+        operation: 'container inspect',
+        timeoutMs: this.dockerTimeoutMs,
+        call: abortSignal => candidate.container.inspect({ abortSignal }),
+      });
+      return info.State.Running;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stops filling, waits for starts in flight and removes every waiting interpreter. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.starts.settled();
+    for (const [engine, list] of this.waiting) {
+      for (const placed of list.splice(0)) void engine.cleanup.remove(placed.container);
+    }
+  }
+}

@@ -5,10 +5,12 @@
 // - oneShotWarmP50Ms: `print(1)` one-shot on a pre-started, pre-imported warm container (a pool
 //   hit; the pool refilled between runs, outside the timer; no measurement overlaps a refill);
 // - pandasCellP50Ms: a filter + group-by on a live 100,000-row DataFrame made in an earlier cell;
-// - firstCellMs: the first cell of a new conversation (interpreter start with pre-imports);
-// - restoreMs: the cell after its interpreter was killed (docker kill), end to end: a new
-//   interpreter with pre-imports, the conversation's 3 kept cells re-run (the DataFrame rebuilt),
-//   then the cell; median of `restores` rounds;
+// - firstCellMs: the first cell (`print(1)`) of a new conversation, taking a waiting
+//   interpreter; firstCellColdMs: the first conversation's, which starts one (pre-imports too);
+// - restoreMs: the cell after its interpreter was killed (docker kill), end to end: a waiting
+//   interpreter takes over, the conversation's 4 kept cells re-run (the DataFrame rebuilt), then
+//   the cell; restoreColdMs: the same after every interpreter was killed (an engine restart), so
+//   a new one starts first; medians of `restores` rounds each;
 // - idleMiB: one idle interpreter holding the DataFrame, as docker stats counts it.
 import type Docker from 'dockerode';
 import { DockerSandbox } from '../src/sandbox/index.ts';
@@ -56,8 +58,15 @@ export async function benchConversation({
   const conversation = { id: 'bench', userId: 'bench-user' };
   const cell = (code: string) => sandbox.executeCell(code, { conversation, timeoutMs: 60_000 });
 
-  const [firstCellMs, first] = await timed(() => cell(SETUP[0]!));
+  // The first conversation of a process starts its interpreter (the pool fills on first use);
+  // later ones take a waiting one.
+  const [firstCellColdMs, first] = await timed(() => cell(SETUP[0]!));
   ok(first);
+  while (sandbox.warmInterpreterCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+  const [firstCellMs, second] = await timed(() =>
+    sandbox.executeCell('print(1)', { conversation: { id: 'bench-2', userId: 'bench-user' } }),
+  );
+  ok(second);
   for (const code of SETUP.slice(1)) ok(await cell(code));
   const cells: number[] = [];
   const pandas: number[] = [];
@@ -86,23 +95,36 @@ export async function benchConversation({
   }
   const idle = await idleMiB(docker, { kind: 'conversation' });
 
-  const restoreTimes: number[] = [];
-  for (let i = 0; i < restores; i++) {
-    // A conversation of exactly the setup cells, so each restore re-runs the same 3 cells.
-    const restored = { id: `bench-restore-${i}`, userId: 'bench-user' };
+  // Restores: a conversation of exactly the setup cells loses its interpreter, then runs a cell
+  // (which first re-runs the 3 setup cells). Warm: only its interpreter was killed (a timeout,
+  // out of memory, an eviction), so a waiting one takes over; cold: every interpreter was killed
+  // (an engine restart), so one is started.
+  const restore = async (round: string, { all }: { all: boolean }) => {
+    const restored = { id: `bench-restore-${round}`, userId: 'bench-user' };
     for (const code of SETUP) ok(await sandbox.executeCell(code, { conversation: restored }));
+    const host = await sandbox.executeCell('import socket\nprint(socket.gethostname())', {
+      conversation: restored,
+    });
+    while (sandbox.warmInterpreterCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
     const live = await docker.listContainers({
       filters: { label: ['ai-toolbelt.sandbox.kind=conversation'], status: ['running'] },
     });
-    await Promise.all(live.map(info => docker.getContainer(info.Id).kill()));
+    const victims = all ? live : live.filter(info => info.Id.startsWith(host.stdout.trim()));
+    await Promise.all(victims.map(info => docker.getContainer(info.Id).kill()));
     const [ms, result] = await timed(() =>
       sandbox.executeCell('print(len(df))', { conversation: restored, timeoutMs: 60_000 }),
     );
     ok(result);
-    if (result.restored?.cells !== SETUP.length) {
+    if (result.restored?.cells !== SETUP.length + 1) {
       throw new Error(`restore did not replay the setup: ${JSON.stringify(result.restored)}`);
     }
-    restoreTimes.push(ms);
+    return ms;
+  };
+  const restoreTimes: number[] = [];
+  const coldRestoreTimes: number[] = [];
+  for (let i = 0; i < restores; i++) {
+    restoreTimes.push(await restore(`warm-${i}`, { all: false }));
+    coldRestoreTimes.push(await restore(`cold-${i}`, { all: true }));
   }
   const cellP50 = percentile(cells, 0.5);
   const oneShotP50 = percentile(oneShot, 0.5);
@@ -115,7 +137,9 @@ export async function benchConversation({
     cellOverOneShot: Math.round((cellP50 / oneShotP50) * 1000) / 1000,
     pandasCellP50Ms: round(percentile(pandas, 0.5)),
     firstCellMs: round(firstCellMs),
+    firstCellColdMs: round(firstCellColdMs),
     restoreMs: round(percentile(restoreTimes, 0.5)),
+    restoreColdMs: round(percentile(coldRestoreTimes, 0.5)),
     restoreRounds: restores,
     restoreMethod: 'replay',
     idleMiB: round(idle),

@@ -108,6 +108,11 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     return this.engines.engines.reduce((sum, engine) => sum + engine.warmReadyCount, 0);
   }
 
+  /** Conversation interpreters started and waiting for a new conversation, over all engines. */
+  get warmInterpreterCount(): number {
+    return this.interpreters.warmCount;
+  }
+
   /**
    * The Python distributions in the image (`pandas==1.5.3`, ...) as its `ai-toolbelt.packages`
    * label lists them, once `ready()` resolved; undefined for images without the label. The

@@ -91,6 +91,11 @@ export class ConversationInterpreters {
     });
   }
 
+  /** Interpreters ready and waiting for a new conversation. */
+  get warmCount(): number {
+    return this.pool.readyCount;
+  }
+
   /** Starts the waiting interpreters on every healthy engine (done on first use otherwise). */
   prewarm(): void {
     for (const engine of this.engines.engines) this.pool.fill(engine);

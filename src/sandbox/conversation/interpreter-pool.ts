@@ -71,6 +71,13 @@ export class InterpreterPool {
     return found;
   }
 
+  /** Interpreters started and ready, waiting for a conversation, over all engines. */
+  get readyCount(): number {
+    let count = 0;
+    for (const list of this.waiting.values()) count += list.length;
+    return count;
+  }
+
   /** Starts interpreters until `engine` has `warmPoolSize` waiting or starting. */
   fill(engine: Engine): void {
     const size = this.options.warmPoolSize;

@@ -18,6 +18,7 @@ const PYFLAKES = '/usr/bin/pyflakes3';
 describe('in-container Python programs', () => {
   it('are all there, and compile', () => {
     expect(programs.sort()).toEqual([
+      'artifacts.py',
       'interpreter_kernel.py',
       'interpreter_supervisor.py',
       'run_bootstrap.py',

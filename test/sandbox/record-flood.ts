@@ -22,6 +22,6 @@ export const recordFlood = ({ kind, count }: { kind: 'file' | 'image'; count: nu
     `    for _ in range(${count} // 1000):`,
     '        real_write(1, block)',
     'g["_write_all"] = forge',
-    'g["_notes"].append("armed")',
+    'g["_artifacts"].notes.append("armed")',
     'print("exit hook:", done.__name__)',
   ].join('\n');

@@ -8,6 +8,7 @@
 # `note "text"\n`) and `done` (the cell's outcome as JSON). The kernel runs the model's code, so
 # the supervisor and the host treat everything it sends as untrusted and check it again.
 import os, sys
+from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
 
 sys.stdout.reconfigure(line_buffering=True)
 sys.stderr.reconfigure(line_buffering=True)
@@ -27,75 +28,7 @@ def _send(kind, payload=b""):
     _write_all(_RECORDS, kind + b" %d\n" % len(payload) + payload)
 
 
-_figures = []
-_notes = []
-
-
-def _warm_up():
-    import contextlib, importlib.util, io, shutil, warnings
-    config = os.environ.get("MPLCONFIGDIR")
-    baked = "/usr/share/ai-toolbelt/matplotlib"
-    if config and os.path.isdir(baked):
-        try:
-            shutil.copytree(baked, config, dirs_exist_ok=True)
-        except OSError:
-            pass
-
-    class Loader:
-        def create_module(self, spec):
-            return None
-
-        def exec_module(self, module):
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            module.FigureCanvas = FigureCanvasAgg
-            module.show = _show
-
-    class Finder:
-        def find_spec(self, name, path=None, target=None):
-            if name == "ai_toolbelt_backend":
-                return importlib.util.spec_from_loader(name, Loader())
-            return None
-
-    sys.meta_path.append(Finder())
-    os.environ["MPLBACKEND"] = "module://ai_toolbelt_backend"
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name in _PREIMPORT:
-                try:
-                    __import__(name)
-                except BaseException:
-                    pass
-
-
-def _show(*args, **kwargs):
-    # As in a notebook: show() hands the open figures to the chat and closes them.
-    import matplotlib.pyplot as plt
-    _take_figures(plt)
-
-
-def _take_figures(plt):
-    import io
-    for number in plt.get_fignums():
-        try:
-            buffer = io.BytesIO()
-            # Cropped to what was drawn, as a notebook shows it: labels are never cut off.
-            plt.figure(number).savefig(buffer, format="png", bbox_inches="tight")
-            _figures.append(buffer.getvalue())
-        except Exception as error:
-            _notes.append("figure %s could not be saved as PNG: %s" % (number, error))
-    plt.close("all")
-
-
-def _take_open_figures():
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return
-    try:
-        _take_figures(plt)
-    except Exception as error:
-        _notes.append("figures could not be collected: %s" % error)
+_artifacts = Artifacts()
 
 
 class _Input:
@@ -132,7 +65,7 @@ def _place_files(request, stream):
         data = stream.exactly(item["bytes"])
         path = os.path.realpath(os.path.join("/tmp", item["path"]))
         if not path.startswith("/tmp/"):
-            _notes.append("input file %r was not placed: outside /tmp" % item["path"])
+            _artifacts.notes.append("input file %r was not placed: outside /tmp" % item["path"])
             continue
         os.makedirs(os.path.dirname(path), exist_ok=True)
         # Replaced, not appended: an attachment sent again overwrites the cell's own copy.
@@ -141,77 +74,6 @@ def _place_files(request, stream):
             _write_all(fd, data)
         finally:
             os.close(fd)
-
-
-def _outputs_snapshot():
-    found = {}
-    for root, dirs, files in os.walk("/tmp/outputs"):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            found[path] = (info.st_mtime_ns, info.st_size, info.st_ino)
-    return found
-
-
-def _send_artifacts(caps, before):
-    import json, mimetypes, stat
-    budget = caps["bytes"]
-
-    def add(meta, data):
-        nonlocal budget
-        if len(data) > budget:
-            _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (meta["path"], len(data), caps["bytes"]))
-            return
-        budget -= len(data)
-        meta["bytes"] = len(data)
-        _send(b"rec", b"file " + json.dumps(meta).encode() + b"\n" + data)
-
-    _take_open_figures()
-    for index, data in enumerate(_figures):
-        if index >= caps["images"]:
-            _notes.append("%d figures were made; only the first %d were returned" % (len(_figures), caps["images"]))
-            break
-        add({"kind": "image", "path": "figure-%d.png" % (index + 1), "mediaType": "image/png"}, data)
-    # Files are returned by the cell that wrote them: new or changed since the cell started.
-    after = _outputs_snapshot()
-    changed = [path for path, key in after.items() if before.get(path) != key]
-    returned = 0
-    for path in changed:
-        relative = os.path.relpath(path, "/tmp")
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            _notes.append("%s was not returned: not a regular file" % relative)
-            continue
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                _notes.append("%s was not returned: not a regular file" % relative)
-                continue
-            if returned >= caps["files"]:
-                _notes.append("%d files were written to /tmp/outputs; only the first %d were returned" % (len(changed), caps["files"]))
-                break
-            if info.st_size > budget:
-                _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (relative, info.st_size, caps["bytes"]))
-                continue
-            chunks, size = [], 0
-            while size <= info.st_size:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(fd)
-        media = mimetypes.guess_type(path)[0] or "application/octet-stream"
-        add({"kind": "file", "path": relative, "mediaType": media}, b"".join(chunks))
-        returned += 1
-    for note in _notes[: caps.get("notes", 20)]:
-        _send(b"rec", b"note " + json.dumps(note).encode() + b"\n")
 
 
 def _run(source, namespace):
@@ -247,12 +109,12 @@ def _serve():
         try:
             request = json.loads(stream.line())
             code = stream.exactly(request["code"]).decode("utf-8", "replace")
+            _artifacts.clear()
             _place_files(request, stream)
         except EOFError:
             return
         os.makedirs("/tmp/outputs", exist_ok=True)
-        before = _outputs_snapshot()
-        del _figures[:], _notes[:]
+        before = output_files()
         status = _run(code, main.__dict__)
         for handle in (sys.stdout, sys.stderr):
             try:
@@ -261,17 +123,20 @@ def _serve():
                 pass
         if request.get("replay"):
             # Restoring state: the cell's figures and files were returned when it first ran.
-            _take_open_figures()
+            _artifacts.take_open()
         else:
+            # Files are returned by the cell that wrote them: new or changed since it started.
+            changed = [path for path, key in output_files().items() if before.get(path) != key]
             try:
-                _send_artifacts(request["caps"], before)
+                for record in _artifacts.records(request["caps"], changed):
+                    _send(b"rec", record)
             except Exception as error:
                 _send(b"rec", b"note " + json.dumps("images and files could not be collected: %s" % error).encode() + b"\n")
-        del _figures[:], _notes[:]
+        _artifacts.clear()
         _send(b"done", json.dumps({"exitCode": status}).encode())
 
 
-_warm_up()
+warm_up(_PREIMPORT, _artifacts.show)
 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 _send(b"ready")
 _serve()

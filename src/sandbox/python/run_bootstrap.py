@@ -24,85 +24,17 @@
 # (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
 # output); the buffered writer retries short writes, and records are written with a loop.
 import os, sys
+from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
 sys.stdout.reconfigure(line_buffering=True)
 
 def _write_all(fd, data):
     while data:
         data = data[os.write(fd, data):]
 
-def _warm_up():
-    import contextlib, importlib.util, io, shutil
-    config = os.environ.get("MPLCONFIGDIR")
-    baked = "/usr/share/ai-toolbelt/matplotlib"
-    if config and os.path.isdir(baked):
-        try:
-            shutil.copytree(baked, config, dirs_exist_ok=True)
-        except OSError:
-            pass
-    class Loader:
-        def create_module(self, spec):
-            return None
-        def exec_module(self, module):
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            module.FigureCanvas = FigureCanvasAgg
-            module.show = _show
-    class Finder:
-        def find_spec(self, name, path=None, target=None):
-            if name == "ai_toolbelt_backend":
-                return importlib.util.spec_from_loader(name, Loader())
-            return None
-    sys.meta_path.append(Finder())
-    os.environ["MPLBACKEND"] = "module://ai_toolbelt_backend"
-    names = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else []
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name in names:
-                try:
-                    __import__(name)
-                except BaseException:
-                    pass
-
-_figures = []
-_notes = []
+_artifacts = Artifacts()
 _caps = {"images": 0, "files": 0, "bytes": 0, "notes": 20}
 
-def _png(figure):
-    import io
-    buffer = io.BytesIO()
-    # As a notebook shows it: cropped to what was drawn, so labels are never cut off.
-    figure.savefig(buffer, format="png", bbox_inches="tight")
-    return buffer.getvalue()
-
-def _show(*args, **kwargs):
-    # As in a notebook: show() hands the open figures to the chat and closes them.
-    import matplotlib.pyplot as plt
-    for number in plt.get_fignums():
-        _take_figure(plt, number)
-    plt.close("all")
-
-def _take_open_figures():
-    # Right after the code: matplotlib's own atexit hook (registered when the code imports
-    # pyplot, so it runs before ours) destroys every figure.
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return
-    try:
-        for number in plt.get_fignums():
-            _take_figure(plt, number)
-        plt.close("all")
-    except Exception as error:
-        _notes.append("figures could not be collected: %s" % error)
-
-def _take_figure(plt, number):
-    try:
-        _figures.append(_png(plt.figure(number)))
-    except Exception as error:
-        _notes.append("figure %s could not be saved as PNG: %s" % (number, error))
-
-_warm_up()
+warm_up(sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else [], _artifacts.show)
 _write_all(2, b"\0ai-toolbelt:ready\n")
 
 def _take_input():
@@ -163,65 +95,7 @@ except Exception as _e:
     os._exit(70)
 
 def _collect():
-    import json, mimetypes, stat
-    budget = _caps["bytes"]
-    records = []
-    def add(meta, data):
-        nonlocal budget
-        if len(data) > budget:
-            _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (meta["path"], len(data), _caps["bytes"]))
-            return
-        budget -= len(data)
-        meta["bytes"] = len(data)
-        records.append(b"file " + json.dumps(meta).encode() + b"\n" + data)
-    _take_open_figures()
-    for index, data in enumerate(_figures):
-        if index >= _caps["images"]:
-            _notes.append("%d figures were made; only the first %d were returned" % (len(_figures), _caps["images"]))
-            break
-        add({"kind": "image", "path": "figure-%d.png" % (index + 1), "mediaType": "image/png"}, data)
-    found = []
-    for root, dirs, files in os.walk("/tmp/outputs"):
-        dirs.sort()
-        for name in sorted(files):
-            found.append(os.path.join(root, name))
-    returned = 0
-    for path in found:
-        relative = os.path.relpath(path, "/tmp")
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            _notes.append("%s was not returned: not a regular file" % relative)
-            continue
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                _notes.append("%s was not returned: not a regular file" % relative)
-                continue
-            if returned >= _caps["files"]:
-                _notes.append("%d files were written to /tmp/outputs; only the first %d were returned" % (len(found), _caps["files"]))
-                break
-            if info.st_size > budget:
-                _notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (relative, info.st_size, _caps["bytes"]))
-                continue
-            chunks, size = [], 0
-            while size <= info.st_size:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(fd)
-        media = mimetypes.guess_type(path)[0] or "application/octet-stream"
-        add({"kind": "file", "path": relative, "mediaType": media}, b"".join(chunks))
-        returned += 1
-    # The host stops a run that returns more notes than the cap (only forged records would).
-    notes = _notes
-    if len(notes) > _caps["notes"]:
-        keep = max(0, _caps["notes"] - 1)
-        notes = notes[:keep] + ["%d more notes were left out" % (len(notes) - keep)][: _caps["notes"]]
-    return records + [b"note " + json.dumps(note).encode() + b"\n" for note in notes]
+    return _artifacts.records(_caps, list(output_files()))
 
 def _done(prefix):
     for _s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -275,5 +149,5 @@ def _run():
         return 1
 
 _status[0] = _run()
-_take_open_figures()
+_artifacts.take_open()
 sys.exit(_status[0])

@@ -1,0 +1,163 @@
+# What a run (run_bootstrap.py) or a cell (interpreter_kernel.py) hands back besides its output:
+# figures as PNG, files under /tmp/outputs, notes about what the caps left out. The host loads
+# this module into both programs as `ai_toolbelt_artifacts` (see python-source.ts), so the code
+# they run could call it too: nothing here is secret, and the host counts every record again.
+import os, sys
+
+
+def warm_up(preimport, show):
+    """Prepares matplotlib and imports `preimport` (module names) silently, before any code.
+
+    Copies the image's prebuilt font cache into the writable config dir (building it costs ~1 s
+    under gVisor) and installs a backend whose show() calls `show`; failed imports are ignored
+    (the code gets the real error if it imports them itself).
+    """
+    import contextlib, importlib.util, io, shutil, warnings
+    config = os.environ.get("MPLCONFIGDIR")
+    baked = "/usr/share/ai-toolbelt/matplotlib"
+    if config and os.path.isdir(baked):
+        try:
+            shutil.copytree(baked, config, dirs_exist_ok=True)
+        except OSError:
+            pass
+
+    class Loader:
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            module.FigureCanvas = FigureCanvasAgg
+            module.show = show
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name == "ai_toolbelt_backend":
+                return importlib.util.spec_from_loader(name, Loader())
+            return None
+
+    sys.meta_path.append(Finder())
+    os.environ["MPLBACKEND"] = "module://ai_toolbelt_backend"
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in preimport:
+                try:
+                    __import__(name)
+                except BaseException:
+                    pass
+
+
+def output_files():
+    """Every file under /tmp/outputs (any kind), in a stable order, with what identifies its version."""
+    found = {}
+    for root, dirs, files in os.walk("/tmp/outputs"):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            found[path] = (info.st_mtime_ns, info.st_size, info.st_ino)
+    return found
+
+
+class Artifacts:
+    """The figures and notes of one run or cell, and the records that return them."""
+
+    def __init__(self):
+        self.figures = []
+        self.notes = []
+
+    def show(self, *args, **kwargs):
+        # As in a notebook: show() hands the open figures to the chat and closes them.
+        import matplotlib.pyplot as plt
+        self._take(plt)
+
+    def take_open(self):
+        """Takes the figures left open (before matplotlib's own exit hook destroys them)."""
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        try:
+            self._take(plt)
+        except Exception as error:
+            self.notes.append("figures could not be collected: %s" % error)
+
+    def _take(self, plt):
+        import io
+        for number in plt.get_fignums():
+            try:
+                buffer = io.BytesIO()
+                # Cropped to what was drawn, as a notebook shows it: labels are never cut off.
+                plt.figure(number).savefig(buffer, format="png", bbox_inches="tight")
+                self.figures.append(buffer.getvalue())
+            except Exception as error:
+                self.notes.append("figure %s could not be saved as PNG: %s" % (number, error))
+        plt.close("all")
+
+    def clear(self):
+        del self.figures[:], self.notes[:]
+
+    def records(self, caps, paths):
+        """The records returning the figures, the regular files among `paths` and the notes,
+        within `caps` (images, files, bytes of both, notes): `file {json}\\n<bytes>` and
+        `note "text"\\n`. What the caps leave out is said in a note."""
+        import json, mimetypes, stat
+        budget = caps["bytes"]
+        records = []
+
+        def add(meta, data):
+            nonlocal budget
+            if len(data) > budget:
+                self.notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (meta["path"], len(data), caps["bytes"]))
+                return
+            budget -= len(data)
+            meta["bytes"] = len(data)
+            records.append(b"file " + json.dumps(meta).encode() + b"\n" + data)
+
+        self.take_open()
+        for index, data in enumerate(self.figures):
+            if index >= caps["images"]:
+                self.notes.append("%d figures were made; only the first %d were returned" % (len(self.figures), caps["images"]))
+                break
+            add({"kind": "image", "path": "figure-%d.png" % (index + 1), "mediaType": "image/png"}, data)
+        returned = 0
+        for path in paths:
+            relative = os.path.relpath(path, "/tmp")
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                self.notes.append("%s was not returned: not a regular file" % relative)
+                continue
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    self.notes.append("%s was not returned: not a regular file" % relative)
+                    continue
+                if returned >= caps["files"]:
+                    self.notes.append("%d files were written to /tmp/outputs; only the first %d were returned" % (len(paths), caps["files"]))
+                    break
+                if info.st_size > budget:
+                    self.notes.append("%s (%d bytes) was not returned: over the %d-byte limit for returned images and files" % (relative, info.st_size, caps["bytes"]))
+                    continue
+                chunks, size = [], 0
+                while size <= info.st_size:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+            finally:
+                os.close(fd)
+            media = mimetypes.guess_type(path)[0] or "application/octet-stream"
+            add({"kind": "file", "path": relative, "mediaType": media}, b"".join(chunks))
+            returned += 1
+        # The host stops a run that returns more notes than the cap (only forged records would).
+        notes = self.notes
+        if len(notes) > caps["notes"]:
+            keep = max(0, caps["notes"] - 1)
+            notes = notes[:keep] + ["%d more notes were left out" % (len(notes) - keep)][: caps["notes"]]
+        return records + [b"note " + json.dumps(note).encode() + b"\n" for note in notes]

@@ -27,6 +27,8 @@ export type SpanNode = { span: FinishedSpan; children: SpanNode[] };
 export type OtelHarness = {
   /** The AI SDK's integration, to pass as `telemetry: { integrations: [aiSdk] }`. */
   aiSdk: OpenTelemetry;
+  /** The SDK's tracer provider (also registered globally). */
+  tracerProvider: TracerProvider;
   /** Every ended span, once their (asynchronous) export is done. */
   spans: () => Promise<FinishedSpan[]>;
   /** The metrics collected so far, by instrument name: every data point's value and attributes. */
@@ -58,6 +60,7 @@ export function installOtel({
   metrics.setGlobalMeterProvider(meterProvider);
   return {
     aiSdk: new OpenTelemetry(),
+    tracerProvider,
     spans: async () => {
       await tracerProvider.forceFlush();
       return exporter.getFinishedSpans();

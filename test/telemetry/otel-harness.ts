@@ -10,6 +10,7 @@ import {
   AggregationTemporality,
   InMemoryMetricExporter,
   MeterProvider,
+  type MetricReader,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import {
@@ -29,6 +30,8 @@ export type OtelHarness = {
   aiSdk: OpenTelemetry;
   /** The SDK's tracer provider (also registered globally). */
   tracerProvider: TracerProvider;
+  /** The SDK's meter provider (also registered globally). */
+  meterProvider: MeterProvider;
   /** Every ended span, once their (asynchronous) export is done. */
   spans: () => Promise<FinishedSpan[]>;
   /** The metrics collected so far, by instrument name: every data point's value and attributes. */
@@ -39,10 +42,14 @@ export type OtelHarness = {
   uninstall: () => Promise<void>;
 };
 
-/** Registers the SDK globally; `extraProcessors` receive the spans too (e.g. an OTLP exporter). */
+/**
+ * Registers the SDK globally; `extraProcessors` receive the spans too and `extraReaders` the
+ * metrics (e.g. OTLP exporters).
+ */
 export function installOtel({
   extraProcessors = [],
-}: { extraProcessors?: SpanProcessor[] } = {}): OtelHarness {
+  extraReaders = [],
+}: { extraProcessors?: SpanProcessor[]; extraReaders?: MetricReader[] } = {}): OtelHarness {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new TracerProvider({
     spanProcessors: [new SimpleSpanProcessor({ exporter }), ...extraProcessors],
@@ -56,11 +63,12 @@ export function installOtel({
     exporter: metricExporter,
     exportIntervalMillis: 60_000,
   });
-  const meterProvider = new MeterProvider({ readers: [reader] });
+  const meterProvider = new MeterProvider({ readers: [reader, ...extraReaders] });
   metrics.setGlobalMeterProvider(meterProvider);
   return {
     aiSdk: new OpenTelemetry(),
     tracerProvider,
+    meterProvider,
     spans: async () => {
       await tracerProvider.forceFlush();
       return exporter.getFinishedSpans();

@@ -29,7 +29,8 @@ export type ReceivedSpan = {
   parentSpanId?: string;
   name: string;
   kind: number;
-  startTimeUnixNano?: string;
+  startMs: number;
+  endMs: number;
   attributes: Record<string, unknown>;
 };
 

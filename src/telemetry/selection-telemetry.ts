@@ -76,7 +76,10 @@ function selectionAttributes(selection: SelectionLike, timing: Timing): Attribut
   const { selected, query, fallback, sticky } = selection;
   const named = (reason: string) => selected.filter(t => t.reason === reason).map(t => t.name);
   const forced = named('forced')[0];
-  const ranked = selected.filter(tool => tool.score !== undefined);
+  // Best first, as retrieval ranked them (the tools themselves go out in the catalog's order).
+  const ranked = selected
+    .filter(tool => tool.score !== undefined)
+    .sort((a, b) => (b.score as number) - (a.score as number));
   return {
     [ATTR.selectionRetrieval]: selection.retrieval,
     [ATTR.selectionQueryLength]: query.length,

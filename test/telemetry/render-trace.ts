@@ -77,8 +77,9 @@ for (const { span, depth } of rows) {
 
 if (output !== undefined) {
   const total = agent.endMs - agent.startMs;
-  const [width, label, rowHeight, top] = [1100, 430, 22, 34];
-  const scale = (width - label - 20) / total;
+  const [width, label, rowHeight, top] = [1100, 360, 22, 50];
+  // Room on the right for the last bar's duration.
+  const scale = (width - label - 80) / total;
   const color = (name: string) =>
     name.startsWith('ai_toolbelt.sandbox')
       ? '#e45756'
@@ -106,7 +107,8 @@ if (output !== undefined) {
   const svg = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="ui-monospace, Menlo, monospace" font-size="12">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="8" y="20" font-weight="bold">One chat turn of the Hono example, as exported over OTLP (${ms(total)} ms): AI SDK spans in blue, ai-toolbelt's selection (green), MCP (purple), python attempts (orange), sandbox runs (red)</text>`,
+    `<text x="8" y="18" font-weight="bold">One chat turn of the Hono example, exported over OTLP/HTTP (${ms(total)} ms)</text>`,
+    `<text x="8" y="36" fill="#555">AI SDK spans blue; ai-toolbelt: selection green, MCP purple, python attempts orange, sandbox runs red</text>`,
     ...bars,
     '</svg>',
     '',

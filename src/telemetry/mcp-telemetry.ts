@@ -8,7 +8,7 @@ import { activeTracer, errorType, inSpan, markFailed } from './tracer.ts';
 /** The MCP methods ai-toolbelt traces. */
 export type McpMethod = 'tools/call' | 'tools/list' | 'initialize';
 
-/** Trace context for a request's `params._meta` (`traceparent`, `tracestate`, `baggage`). */
+/** Trace context for a request's `params._meta` (`traceparent`, `tracestate`; never `baggage`). */
 export type McpTraceMeta = Record<string, string>;
 
 /**
@@ -69,9 +69,8 @@ export async function traceMcpRequest<T>({
       attributes: requestAttributes({ method, server, tool, toolCallId, args, page }),
       classify: mcpErrorType,
       run: async span => {
-        const meta: McpTraceMeta = {};
-        propagation.inject(context.active(), meta);
-        const result = await send(Object.keys(meta).length > 0 ? meta : undefined);
+        const meta = traceContext();
+        const result = await send(meta);
         // The session id is known once `initialize` answered.
         span.setAttributes(transportAttributes((client as { transport?: unknown })?.transport));
         if (isToolError(result)) {
@@ -124,6 +123,18 @@ function requestAttributes({
       ? { [ATTR.toolCallArguments]: JSON.stringify(args) }
       : {}),
   };
+}
+
+// The active span's W3C trace context as the app's propagator writes it, without baggage:
+// baggage holds whatever the app put there (user ids, tenant names), and MCP servers are
+// often someone else's. Undefined when the propagator writes no trace context.
+function traceContext(): McpTraceMeta | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  const meta: McpTraceMeta = {};
+  for (const key of ['traceparent', 'tracestate'])
+    if (typeof carrier[key] === 'string') meta[key] = carrier[key];
+  return Object.keys(meta).length > 0 ? meta : undefined;
 }
 
 // Read from the transport: stdio children have a pid, Streamable HTTP a session.

@@ -1,11 +1,15 @@
 // A real OpenTelemetry SDK set up as an app would (tracer and meter providers registered
-// globally, AsyncLocalStorage context, W3C trace context propagation), exporting to memory,
+// globally, AsyncLocalStorage context, W3C trace context and baggage propagation), exporting to memory,
 // plus helpers to read the span tree. Uninstalled after the suite so other tests run as
 // apps without telemetry do.
 import { OpenTelemetry } from '@ai-sdk/otel';
 import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -56,7 +60,11 @@ export function installOtel({
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+  );
   trace.setGlobalTracerProvider(tracerProvider);
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const reader = new PeriodicExportingMetricReader({

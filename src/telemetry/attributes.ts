@@ -8,7 +8,7 @@ export const SPAN = {
   selection: 'retrieval tool-index',
   /** The query embedding of a selection (the AI SDK's own `embeddings` span nests inside). */
   embedQuery: 'ai_toolbelt.embed_query',
-  /** An MCP request: `tools/call {tool}`, `tools/list`, `initialize` (MCP client span). */
+  /** A sign-in's code exchange (`finishAuth`). MCP requests are `{method} {tool}` (MCP client spans). */
   mcpSignIn: 'ai_toolbelt.mcp.sign_in',
   /** One python attempt of a tool call: the run, then the repair decision. */
   pythonAttempt: 'ai_toolbelt.python.attempt',

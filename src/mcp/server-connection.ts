@@ -199,18 +199,31 @@ export class McpServerConnection {
     if (this.currentState !== 'ready' || live === undefined) throw this.unavailable(tool);
     return traceMcpRequest({
       ...{ method: 'tools/call', server: this.name, tool, toolCallId, args, client: live.client },
-      send: meta => this.send(live, tool, args, abortSignal, toolCallId, meta),
+      send: meta => this.send({ live, tool, args, abortSignal, toolCallId, meta }),
     });
   }
 
-  private async send(
-    live: NonNullable<ClientSlot['client']>,
-    tool: string,
-    args: Record<string, unknown>,
-    abortSignal: AbortSignal | undefined,
-    toolCallId: string | undefined,
-    meta: McpTraceMeta | undefined,
-  ): Promise<McpCallResult> {
+  private async send({
+    live,
+    tool,
+    args,
+    abortSignal,
+    toolCallId,
+    meta,
+  }: {
+    /** The ready client the call goes over. */
+    live: NonNullable<ClientSlot['client']>;
+    /** The tool's server-side name. */
+    tool: string;
+    /** Its arguments. */
+    args: Record<string, unknown>;
+    /** The caller's signal. */
+    abortSignal: AbortSignal | undefined;
+    /** The AI SDK's tool call id. */
+    toolCallId: string | undefined;
+    /** Trace context for `params._meta`. */
+    meta: McpTraceMeta | undefined;
+  }): Promise<McpCallResult> {
     const generation = this.slot.generation;
     const { callTimeoutMs } = this.settings;
     const timeout = new McpTimeoutError({

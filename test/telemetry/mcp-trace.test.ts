@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { context, propagation } from '@opentelemetry/api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectMcpServers, type McpToolbox } from '../../src/mcp/index.ts';
-import { callOptions } from '../mcp/helpers.ts';
+import { callOptions, eventRecorder, fixture } from '../mcp/helpers.ts';
 import { type NotesServer, oauthInMemory, signIn, startNotesServer } from '../mcp/sign-in.ts';
 import { type FinishedSpan, type OtelHarness, installOtel } from './otel-harness.ts';
 
@@ -107,5 +107,29 @@ it('traces sign-in and HTTP sessions without codes, states or session ids', asyn
   } finally {
     await box.close();
     await notes.close();
+  }
+});
+
+it('counts reconnect attempts after a server crash, and marks the crashed call', async () => {
+  const recorder = eventRecorder();
+  const box = await connectMcpServers({
+    servers: { behaviour: fixture('behaviour-server.ts') },
+    reconnect: { initialDelayMs: 50 },
+    onEvent: recorder.onEvent,
+  });
+  try {
+    otel.reset();
+    await call(box, 'crash').catch(() => {});
+    await recorder.next('connected', () => true, { from: 1 });
+    const reconnects = (await otel.metrics()).get('ai_toolbelt.mcp.reconnects') ?? [];
+    expect(reconnects).toContainEqual({
+      value: expect.any(Number),
+      attributes: { 'ai_toolbelt.mcp.server': 'behaviour', 'ai_toolbelt.mcp.outcome': 'attempt' },
+    });
+    const [crashed] = named(await otel.spans(), 'tools/call crash');
+    expect(crashed!.attributes['error.type']).toBe('ToolbeltMcpConnectionError');
+    expect(crashed!.status.code).toBe(2);
+  } finally {
+    await box.close();
   }
 });

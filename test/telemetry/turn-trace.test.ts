@@ -3,7 +3,7 @@
 // MCP call, and a python chart that fails and is repaired on the real sandbox (Docker +
 // gVisor). Spans go to a real OpenTelemetry SDK exporting to memory; only the model is scripted.
 import { fileURLToPath } from 'node:url';
-import { stepCountIs, streamText, wrapLanguageModel } from 'ai';
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { connectMcpServers, type McpToolbox } from '../../src/mcp/index.ts';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
@@ -241,6 +241,47 @@ describeSandbox('a repaired chart turn as a trace', () => {
     expect(call!.attributes['gen_ai.tool.call.arguments']).toContain(SECRETS.argument);
     // Inputs, never what the server was started with.
     expect(JSON.stringify(recorded.map(span => span.attributes))).not.toContain(SECRETS.serverEnv);
+  });
+
+  it('inline mode: the repair model writes the next attempt inside an ai_toolbelt.repair span', async () => {
+    otel.reset();
+    const repairModel = scriptedModel([{ text: 'Fixed:\n```python\nprint(6 * 7)\n```' }]);
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(6 * seven)' } }] },
+      { text: '42' },
+    ]);
+    const result = await generateText({
+      model,
+      tools: { python: pythonTool({ sandbox, repair: { model: repairModel }, maxRepairs: 1 }) },
+      prompt: 'six times seven',
+      stopWhen: stepCountIs(3),
+      telemetry: { integrations: [otel.aiSdk] },
+    });
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ state: 'success' });
+    const spans = await otel.spans();
+    const lines = renderTree(spanTree(spans));
+    const at = lines.indexOf('    execute_tool python');
+    const end = lines.findIndex((line, i) => i > at && !line.startsWith('      '));
+    const tree = lines.slice(at, end === -1 ? undefined : end);
+    expect(tree).toEqual([
+      '    execute_tool python',
+      '      ai_toolbelt.python.attempt',
+      '        ai_toolbelt.sandbox.run',
+      '      ai_toolbelt.repair',
+      '      ai_toolbelt.python.attempt',
+      '        ai_toolbelt.sandbox.run',
+    ]);
+    const [first, second] = named(spans, 'ai_toolbelt.python.attempt');
+    expect(first!.attributes).toMatchObject({
+      'ai_toolbelt.python.mode': 'inline',
+      'ai_toolbelt.python.error_type': 'NameError',
+      'ai_toolbelt.repair.decision': 'repair',
+      'ai_toolbelt.repair.budget_left': 1,
+    });
+    expect(second!.attributes).toMatchObject({ 'ai_toolbelt.python.status': 'success' });
+    expect(named(spans, 'ai_toolbelt.repair')[0]!.attributes).toEqual({
+      'ai_toolbelt.python.attempt': 2,
+    });
   });
 
   it('counts selections, MCP requests, warm-pool use and repair outcomes as metrics', async () => {

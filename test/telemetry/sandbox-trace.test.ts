@@ -17,7 +17,7 @@ const named = (spans: FinishedSpan[], name: string) => spans.filter(span => span
 describeSandbox('sandbox spans on the real engine', () => {
   let sandbox: DockerSandbox;
   suiteSandbox(
-    { warmPoolSize: 0, preimport: [], maxConcurrentExecutions: 1, maxQueued: 0 },
+    { warmPoolSize: 0, preimport: [], maxConcurrentExecutions: 1, maxQueued: 1 },
     created => {
       sandbox = created;
     },
@@ -59,21 +59,32 @@ describeSandbox('sandbox spans on the real engine', () => {
     expect(third!.attributes['ai_toolbelt.sandbox.cell.restore_ms']).toBeGreaterThan(0);
   });
 
-  it('counts a run refused as busy, and marks its span failed with the error type', async () => {
+  it('records queueing, counts a run refused as busy, and marks its span failed', async () => {
     otel.reset();
+    // One slot, one place in line: the second run waits, the third is refused.
     const first = sandbox.execute('import time; time.sleep(1)');
-    const refused = await sandbox.execute('print(1)').catch((error: unknown) => error);
+    const second = sandbox.execute('print(2)');
+    const refused = await sandbox.execute('print(3)').catch((error: unknown) => error);
     expect(SandboxBusyError.isInstance(refused)).toBe(true);
     expect((await first).status).toBe('success');
+    expect((await second).stdout).toBe('2\n');
 
     const runs = named(await otel.spans(), 'ai_toolbelt.sandbox.run');
     const failed = runs.find(span => span.status.code === 2)!;
     expect(failed.attributes['error.type']).toBe('ToolbeltSandboxBusyError');
-    const busy = (await otel.metrics()).get('ai_toolbelt.sandbox.busy_rejections') ?? [];
-    expect(busy).toEqual([{ value: 1, attributes: { 'ai_toolbelt.sandbox.resource': 'runs' } }]);
+    const metrics = await otel.metrics();
+    expect(metrics.get('ai_toolbelt.sandbox.busy_rejections')).toEqual([
+      { value: 1, attributes: { 'ai_toolbelt.sandbox.resource': 'runs' } },
+    ]);
     // A run without a warm pool starts its container: a pool miss.
-    const ok = runs.find(span => span.status.code !== 2)!;
-    expect(ok.attributes).toMatchObject({ 'ai_toolbelt.sandbox.warm': false });
-    expect(ok.attributes['ai_toolbelt.sandbox.start_ms']).toBeGreaterThan(50);
+    const ok = runs.filter(span => span.status.code !== 2);
+    for (const span of ok) expect(span.attributes['ai_toolbelt.sandbox.warm']).toBe(false);
+    expect(ok[0]!.attributes['ai_toolbelt.sandbox.start_ms']).toBeGreaterThan(50);
+    // The second waited for the first's slot (its container's removal included).
+    const waited = ok.map(span => span.attributes['ai_toolbelt.sandbox.queue_ms'] as number);
+    expect(Math.max(...waited)).toBeGreaterThan(500);
+    expect(metrics.get('ai_toolbelt.sandbox.queue.depth')).toEqual([{ value: 0, attributes: {} }]);
+    const queued = metrics.get('ai_toolbelt.sandbox.queue.duration')![0]!.value as { max: number };
+    expect(queued.max).toBeGreaterThan(0.5);
   });
 });

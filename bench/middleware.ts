@@ -187,3 +187,125 @@ for (const size of [200, catalog.length]) {
     );
   }
 }
+
+// 4. Telemetry overhead: time per model call (as in 2, lexical) with no OpenTelemetry
+//    provider registered ("off": spies on the API count every tracer handed out and span
+//    started, which must stay 0) and with an SDK registered ("on": a tracer and a meter
+//    provider, each selection span recorded and batched to an exporter that drops it), in
+//    alternating rounds of the same run.
+{
+  const { ProxyTracer, ProxyTracerProvider, context, metrics, trace } =
+    await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
+  const {
+    MeterProvider,
+    InMemoryMetricExporter,
+    AggregationTemporality,
+    PeriodicExportingMetricReader,
+  } = await import('@opentelemetry/sdk-metrics');
+  let exported = 0;
+  const tracerProvider = new TracerProvider({
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: {
+          export: (spans, done) => {
+            exported += spans.length;
+            done({ code: 0 });
+          },
+          shutdown: async () => {},
+        },
+      }),
+    ],
+  });
+  const meterProvider = new MeterProvider({
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+        exportIntervalMillis: 60_000,
+      }),
+    ],
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  const counted = { tracers: 0, spans: 0 };
+  const getTracer = ProxyTracerProvider.prototype.getTracer;
+  ProxyTracerProvider.prototype.getTracer = function (...args) {
+    counted.tracers++;
+    return getTracer.apply(this, args);
+  };
+  const startSpan = ProxyTracer.prototype.startSpan;
+  ProxyTracer.prototype.startSpan = function (...args) {
+    counted.spans++;
+    return startSpan.apply(this, args);
+  };
+  const setTelemetry = (on: boolean) => {
+    trace.disable();
+    metrics.disable();
+    context.disable();
+    if (on) {
+      context.setGlobalContextManager(contextManager);
+      trace.setGlobalTracerProvider(tracerProvider);
+      metrics.setGlobalMeterProvider(meterProvider);
+    }
+  };
+  for (const size of [1000, 10000]) {
+    const tools = catalogOf(size);
+    const callTools = tools.map(t => ({
+      type: 'function' as const,
+      name: t.name,
+      description: t.description ?? '',
+      inputSchema: (t.inputSchema ?? { type: 'object' }) as never,
+    }));
+    const index = createToolIndex();
+    await index.upsert(tools);
+    const times = {
+      off: { first: [] as number[], cached: [] as number[] },
+      on: { first: [] as number[], cached: [] as number[] },
+    };
+    let callsOn = 0;
+    const exportedBefore = exported;
+    for (let round = 0; round < 6; round++) {
+      for (const mode of round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+        setTelemetry(mode === 'on');
+        // A fresh selection each round, so the first step of every turn retrieves.
+        const { middleware } = toolSelection({ index, topK: TOP_K, pinned: ['python'] });
+        for (const { query } of queries.slice(0, 30)) {
+          const prompt = [
+            { role: 'user' as const, content: [{ type: 'text' as const, text: query }] },
+          ];
+          for (let step = 0; step < 5; step++) {
+            const params = { prompt, tools: [...callTools] };
+            const started = performance.now();
+            await middleware.transformParams!({
+              type: 'generate',
+              params,
+              model: undefined as never,
+            });
+            (step === 0 ? times[mode].first : times[mode].cached).push(performance.now() - started);
+            if (mode === 'on') callsOn++;
+          }
+        }
+      }
+    }
+    setTelemetry(false);
+    await tracerProvider.forceFlush();
+    console.log(
+      JSON.stringify({
+        bench: 'telemetry',
+        tools: size,
+        retrieval: 'lexical',
+        offFirstStepMs: round(median(times.off.first)),
+        onFirstStepMs: round(median(times.on.first)),
+        offCachedStepMs: round(median(times.off.cached)),
+        onCachedStepMs: round(median(times.on.cached)),
+        firstStepOverheadMs: round(median(times.on.first) - median(times.off.first)),
+        cachedStepOverheadMs: round(median(times.on.cached) - median(times.off.cached)),
+        spansPerCallOn: round((exported - exportedBefore) / callsOn),
+        tracersHandedOutOff: counted.tracers,
+        spansStartedOff: counted.spans,
+      }),
+    );
+  }
+  await tracerProvider.shutdown();
+  await meterProvider.shutdown();
+}

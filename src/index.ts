@@ -9,5 +9,6 @@ export * from './middleware/index.ts';
 export * from './python/index.ts';
 export * from './repair/index.ts';
 export * from './retrieval/index.ts';
+export * from './telemetry/index.ts';
 // Types only: the sandbox implementation (dockerode) stays behind `ai-toolbelt/sandbox`.
 export type * from './sandbox/types.ts';

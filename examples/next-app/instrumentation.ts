@@ -1,14 +1,15 @@
-// Runs once when the server starts. `next start` ends the process on SIGTERM
+// Runs once when the server starts. With OTEL_EXPORTER_OTLP_ENDPOINT set, it starts
+// OpenTelemetry (lib/telemetry.ts). `next start` ends the process on SIGTERM
 // before async cleanup can finish, which would leave the sandbox's warm
 // containers behind; with NEXT_MANUAL_SIG_HANDLE=true (set by `npm start`)
 // Next leaves the signals to us, and we close the toolbelt, then exit.
 
-/** Registers the shutdown handlers (Node runtime, manual signal handling only). */
+/** Starts telemetry and registers the shutdown handlers (Node runtime only). */
 export async function register(): Promise<void> {
   // This exact test lets Next drop the import from the Edge build (see instrumentation-node.ts).
   if (process.env.NEXT_RUNTIME === 'nodejs') {
-    if (!process.env.NEXT_MANUAL_SIG_HANDLE) return;
-    const { handleShutdownSignals } = await import('./instrumentation-node');
-    handleShutdownSignals();
+    const { handleShutdownSignals, startTelemetryFromEnv } = await import('./instrumentation-node');
+    await startTelemetryFromEnv();
+    if (process.env.NEXT_MANUAL_SIG_HANDLE) handleShutdownSignals();
   }
 }

@@ -10,6 +10,15 @@ const config: NextConfig = {
     'dockerode',
     'unstorage',
     'ioredis',
+    // OpenTelemetry (lib/telemetry.ts, with OTEL_EXPORTER_OTLP_ENDPOINT): exporters use Node's http.
+    '@ai-sdk/otel',
+    '@opentelemetry/context-async-hooks',
+    '@opentelemetry/core',
+    '@opentelemetry/exporter-metrics-otlp-http',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-metrics',
+    '@opentelemetry/sdk-trace',
   ],
 };
 

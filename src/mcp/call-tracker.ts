@@ -42,6 +42,7 @@ export class CallTracker {
     abortSignal,
     toolCallId,
     timeout,
+    meta,
   }: {
     /** The connected client. */
     client: Pick<Client, 'callTool'>;
@@ -55,6 +56,8 @@ export class CallTracker {
     toolCallId: string | undefined;
     /** Thrown when the call runs out of time. */
     timeout: McpTimeoutError;
+    /** Trace context for `params._meta`, so an instrumented server joins the trace. */
+    meta?: Record<string, string> | undefined;
   }): Promise<McpCallResult> {
     const link = linkSignal(abortSignal);
     const end = this.begin({
@@ -64,7 +67,11 @@ export class CallTracker {
       onExpire: () => link.abort(timeout),
     });
     try {
-      const params = { name: tool, arguments: args };
+      const params = {
+        name: tool,
+        arguments: args,
+        ...(meta === undefined ? {} : { _meta: meta }),
+      };
       const options = { timeout: NO_SDK_TIMEOUT, signal: link.signal };
       return (await client.callTool(params, undefined, options)) as McpCallResult;
     } catch (error) {

@@ -4,6 +4,7 @@ import { McpPaginationError } from '../errors/mcp-pagination-error.ts';
 import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
 import { isRequestTimeout } from './error-codes.ts';
 import { linkSignal } from './linked-signal.ts';
+import { traceMcpRequest } from '../telemetry/mcp-telemetry.ts';
 
 /**
  * Reads every `tools/list` page of a connected client. Stops with a
@@ -54,9 +55,19 @@ export async function listAllTools({
     let page;
     const link = linkSignal(abortSignal);
     try {
-      page = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-        timeout: Math.ceil(remainingMs),
-        signal: link.signal,
+      const options = { timeout: Math.ceil(remainingMs), signal: link.signal };
+      page = await traceMcpRequest({
+        ...{ method: 'tools/list', server, client, page: pages + 1 },
+        send: meta =>
+          client.listTools(
+            cursor === undefined && meta === undefined
+              ? undefined
+              : {
+                  ...(cursor === undefined ? {} : { cursor }),
+                  ...(meta === undefined ? {} : { _meta: meta }),
+                },
+            options,
+          ),
       });
     } catch (error) {
       // The SDK reports an abort as a timeout; tell them apart by our own signal.

@@ -13,6 +13,7 @@ import { disposeConnection } from './dispose-connection.ts';
 import { isRequestTimeout, isUnauthorized } from './error-codes.ts';
 import { linkSignal } from './linked-signal.ts';
 import { listAllTools } from './list-all-tools.ts';
+import { traceMcpRequest } from '../telemetry/mcp-telemetry.ts';
 import type { McpServerConfig } from './types.ts';
 
 const clientInfo = { name: 'ai-toolbelt', version: '0.1.0' };
@@ -99,7 +100,10 @@ export async function openClient({
   try {
     const link = linkSignal(signal);
     try {
-      await client.connect(transport, { timeout: connectTimeoutMs, signal: link.signal });
+      await traceMcpRequest({
+        ...{ method: 'initialize', server, client },
+        send: () => client.connect(transport, { timeout: connectTimeoutMs, signal: link.signal }),
+      });
     } catch (error) {
       signal.throwIfAborted();
       if (isUnauthorized(error)) throw error;

@@ -18,6 +18,12 @@ import { ReconnectBackoff } from './reconnect-backoff.ts';
 import { serverUnavailable } from './server-unavailable.ts';
 import type { McpCallResult } from './to-model-output.ts';
 import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from './types.ts';
+import {
+  type McpTraceMeta,
+  recordMcpEvent,
+  traceMcpRequest,
+  traceSignIn,
+} from '../telemetry/mcp-telemetry.ts';
 
 /**
  * One MCP server: connects, lists every page, follows `list_changed`
@@ -165,7 +171,7 @@ export class McpServerConnection {
   }): Promise<void> {
     const auth = this.signIn.required();
     if (this.currentState === 'closed') throw this.unavailable();
-    await auth.finish({ code, state });
+    await traceSignIn({ server: this.name, run: () => auth.finish({ code, state }) });
     this.emit({ type: 'authorized', server: this.name });
     await this.slot.opened();
     // A live or reconnecting connection picks the new tokens up on its next request.
@@ -191,6 +197,33 @@ export class McpServerConnection {
   ): Promise<McpCallResult> {
     const live = this.slot.client;
     if (this.currentState !== 'ready' || live === undefined) throw this.unavailable(tool);
+    return traceMcpRequest({
+      ...{ method: 'tools/call', server: this.name, tool, toolCallId, args, client: live.client },
+      send: meta => this.send({ live, tool, args, abortSignal, toolCallId, meta }),
+    });
+  }
+
+  private async send({
+    live,
+    tool,
+    args,
+    abortSignal,
+    toolCallId,
+    meta,
+  }: {
+    /** The ready client the call goes over. */
+    live: NonNullable<ClientSlot['client']>;
+    /** The tool's server-side name. */
+    tool: string;
+    /** Its arguments. */
+    args: Record<string, unknown>;
+    /** The caller's signal. */
+    abortSignal: AbortSignal | undefined;
+    /** The AI SDK's tool call id. */
+    toolCallId: string | undefined;
+    /** Trace context for `params._meta`. */
+    meta: McpTraceMeta | undefined;
+  }): Promise<McpCallResult> {
     const generation = this.slot.generation;
     const { callTimeoutMs } = this.settings;
     const timeout = new McpTimeoutError({
@@ -201,7 +234,7 @@ export class McpServerConnection {
     });
     try {
       const { client } = live;
-      return await this.calls.run({ client, tool, args, abortSignal, toolCallId, timeout });
+      return await this.calls.run({ client, tool, args, abortSignal, toolCallId, timeout, meta });
     } catch (cause) {
       if (cause === timeout || abortSignal?.aborted) throw cause;
       if (this.state === 'closed') throw this.unavailable(tool);
@@ -238,6 +271,7 @@ export class McpServerConnection {
   }
 
   private emit(event: McpEvent): void {
+    recordMcpEvent(event);
     this.onEvent(this.userId === undefined ? event : { ...event, userId: this.userId });
   }
 

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { LedSearch, ToolIndex } from '../retrieval/tool-index.ts';
 import type { QueryMode, ToolDescriptor } from '../retrieval/types.ts';
+import { noteSearch } from '../telemetry/selection-telemetry.ts';
 
 /** The tools a call offers, as the selector needs them. */
 export type OfferedTool = { name: string; description?: string; inputSchema?: unknown };
@@ -72,6 +73,7 @@ export class OfferedTools {
     const key = `${this.index.version}\u0001${topK}\u0001${query}\u0001${subset}`;
     let hits = this.cache.get(key);
     if (hits === undefined) {
+      noteSearch();
       const search = this.index.searchWithLeaders(query, {
         topK,
         mode: this.mode,

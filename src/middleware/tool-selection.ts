@@ -12,6 +12,8 @@ import { describeTools } from './describe-tools.ts';
 import { CallLearner } from './learn-from-calls.ts';
 import type { ToolSelection, ToolSelectionOptions } from './tool-selection-types.ts';
 import { type Selection, ToolSelector } from './tool-selector.ts';
+import { recordSelection, traceSelection } from '../telemetry/selection-telemetry.ts';
+import { activeTracer } from '../telemetry/tracer.ts';
 
 export type { ToolMissEvent, ToolSelection, ToolSelectionOptions } from './tool-selection-types.ts';
 
@@ -96,12 +98,24 @@ export function toolSelection({
       if (tools === undefined || tools.length === 0 || params.toolChoice?.type === 'none')
         return params;
       const functionTools = tools.filter((tool): tool is FunctionTool => tool.type === 'function');
-      const selection = await selector.select({
+      const request = {
         tools: functionTools,
         messages: params.prompt,
         ...(params.toolChoice?.type === 'tool' ? { forced: params.toolChoice.toolName } : {}),
         ...(params.abortSignal ? { abortSignal: params.abortSignal } : {}),
-      });
+      };
+      // Telemetry off (no provider registered): the selection runs as it always did.
+      const tracer = activeTracer();
+      const selection =
+        tracer === undefined
+          ? await selector.select(request)
+          : await traceSelection({
+              ...{ tracer, topK: selector.topK, mode: selector.mode },
+              stability: selector.sticky ? 'sticky' : 'fresh',
+              candidates: functionTools.length,
+              select: () => selector.select(request),
+            });
+      recordSelection(selection);
       // Provider-defined tools (web search, code interpreter) are not ours to drop. Sticky
       // selection sends the previous call's order first; otherwise the catalog's order.
       const kept = tools.filter(tool => tool.type !== 'function' || selection.names.has(tool.name));

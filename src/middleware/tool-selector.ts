@@ -90,7 +90,10 @@ export type Selection = ToolSelectionEvent & {
  */
 export class ToolSelector {
   readonly index: ToolIndex;
-  private readonly topK: number;
+  /** Tools retrieval picks per call. */
+  readonly topK: number;
+  /** `multi` or `single`. */
+  readonly mode: QueryMode;
   private readonly pinned: Set<string>;
   private readonly querySource: QuerySource;
   private readonly keepCalledTools: boolean;
@@ -130,6 +133,7 @@ export class ToolSelector {
     }
     this.index = index ?? createToolIndex(embeddingModel ? { embeddingModel } : {});
     this.topK = topK;
+    this.mode = mode;
     this.pinned = new Set(pinned);
     this.querySource = query;
     this.keepCalledTools = keepCalledTools;

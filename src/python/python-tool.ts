@@ -5,7 +5,12 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { errorFingerprint } from '../repair/error-fingerprint.ts';
 import { repairCode } from '../repair/repair-code.ts';
-import { type FailureStatus, type RepairPolicy, decideRepair } from '../repair/repair-policy.ts';
+import {
+  DEFAULT_MAX_REPAIRS,
+  type FailureStatus,
+  type RepairPolicy,
+  decideRepair,
+} from '../repair/repair-policy.ts';
 import { trimError } from '../repair/trim-error.ts';
 import type { SandboxInputFile } from '../sandbox/types.ts';
 import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
@@ -15,6 +20,7 @@ import { type PythonConversation, checkConversationSupport, runPython } from './
 import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
 import { trailingFailures } from '../repair/repair-record.ts';
 import type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
+import { traceAttempt, traceRepair } from '../telemetry/python-telemetry.ts';
 
 /** Options of {@link pythonTool}. */
 export type PythonToolOptions = RepairPolicy & {
@@ -165,15 +171,24 @@ export function pythonTool({
       let current = code;
       for (;;) {
         yield emit({ state: 'running', attempt, code: current });
+        const traced = traceAttempt({
+          ...{ toolName, toolCallId, attempt, code: current, mode: repair ? 'inline' : 'agent' },
+          maxRepairs: policy.maxRepairs ?? DEFAULT_MAX_REPAIRS,
+        });
         let result: Awaited<ReturnType<typeof runPython>>;
         try {
-          result = await runPython({
-            ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
-            call: { toolCallId, messages, context },
-          });
+          result = await traced.within(() =>
+            runPython({
+              ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
+              call: { toolCallId, messages, context },
+            }),
+          );
         } catch (error) {
           // Aborts end the call as they are; code over the size limit is the model's to fix.
-          if (abortSignal?.aborted || CodeTooLargeError.isInstance(error)) throw error;
+          if (abortSignal?.aborted || CodeTooLargeError.isInstance(error)) {
+            traced.end({ status: 'exception', error });
+            throw error;
+          }
           // The sandbox itself failed: the model gets a short, host-free line (engine
           // addresses, Docker hints and paths are for the app), the app the typed error.
           const message = SandboxBusyError.isInstance(error) ? BUSY_MESSAGE : UNAVAILABLE_MESSAGE;
@@ -184,6 +199,7 @@ export function pythonTool({
           if (policy.onError === undefined) reportSandboxFailure(error);
           const { decision, reason } = await decideRepair({ failure, policy });
           const { fingerprint, status } = failure;
+          traced.end({ status, fingerprint, decision, reason });
           yield emit({
             state: 'failed',
             attempt,
@@ -196,6 +212,7 @@ export function pythonTool({
           return;
         }
         if (result.status === 'success') {
+          traced.end({ status: 'success', attempt });
           const cut = result.stdout.length > maxOutputChars;
           const stdout = cut
             ? `${result.stdout.slice(0, maxOutputChars)}\n… (${result.stdout.length - maxOutputChars} more characters cut)`
@@ -230,6 +247,7 @@ export function pythonTool({
           ...(previousFingerprint !== undefined ? { previousFingerprint } : {}),
           policy,
         });
+        traced.end({ status, fingerprint, decision, reason });
         // The last state yielded is the tool's result: a failure the model reads as a tool
         // error, with the decision recorded for the repair guard (see `RepairRecord`).
         yield emit({
@@ -246,11 +264,16 @@ export function pythonTool({
         previousFingerprint = fingerprint;
         attempt++;
         yield emit({ state: 'repairing', attempt });
-        current = await repairCode({
-          model: repair.model,
-          code: current,
-          error,
-          ...(abortSignal ? { abortSignal } : {}),
+        const code = current;
+        current = await traceRepair({
+          attempt,
+          run: () =>
+            repairCode({
+              model: repair.model,
+              code,
+              error,
+              ...(abortSignal ? { abortSignal } : {}),
+            }),
         });
       }
     },

@@ -52,6 +52,9 @@ export type RepairPolicy = {
 
 const DEFAULT_REPAIRABLE: readonly FailureStatus[] = ['error'];
 
+/** Repairs allowed after the first attempt when the policy does not say (`maxRepairs`). */
+export const DEFAULT_MAX_REPAIRS = 2;
+
 // However an onError hook answers, a loop never runs more attempts than this.
 export const HARD_ATTEMPT_LIMIT = 10;
 
@@ -68,7 +71,7 @@ export const HARD_ATTEMPT_LIMIT = 10;
 export async function decideRepair({
   failure,
   previousFingerprint,
-  policy: { maxRepairs = 2, repairable = DEFAULT_REPAIRABLE, onError } = {},
+  policy: { maxRepairs = DEFAULT_MAX_REPAIRS, repairable = DEFAULT_REPAIRABLE, onError } = {},
 }: {
   /** The run that just failed. */
   failure: FailedRun;

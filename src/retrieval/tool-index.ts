@@ -12,6 +12,8 @@ import { toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
+import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
+import { activeTracer } from '../telemetry/tracer.ts';
 
 /** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
 export type ToolIndexOptions = {
@@ -211,7 +213,14 @@ export class ToolIndex {
     const accept = acceptorFor(filter, slot => this.toolAt(slot));
     const needs = mode === 'multi' ? distinctNeeds(query, this.channels.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
-    const queryVectors = await this.channels.embedQueries(queries, abortSignal);
+    const { embedder } = this.channels;
+    const tracer = embedder && activeTracer();
+    const queryVectors = tracer
+      ? await traceQueryEmbedding({
+          ...{ tracer, model: embedder!.id, texts: queries.length },
+          embed: () => this.channels.embedQueries(queries, abortSignal),
+        })
+      : await this.channels.embedQueries(queries, abortSignal);
     if (queryVectors.length > 0)
       await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
     const { merged, leaders } = this.channels.rankNeeds({

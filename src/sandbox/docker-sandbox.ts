@@ -16,6 +16,7 @@ import { runOnFleet } from './fleet-run.ts';
 import { startSessionOnFleet } from './fleet-session.ts';
 import { checkRunArguments } from './run-arguments.ts';
 import { ConversationInterpreters } from './conversation/conversation-interpreters.ts';
+import { recordBusyRejection, traceSandboxRun } from '../telemetry/sandbox-telemetry.ts';
 import { resolveConversationOptions } from './conversation/conversation-options.ts';
 import type {
   ConversationSandbox,
@@ -194,12 +195,16 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     const { maxOutputBytes, dockerTimeoutMs, maxImages, maxOutputFiles, maxArtifactBytes } =
       this.options;
     const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes };
-    return this.track(abortSignal, signal =>
-      runOnFleet({
-        ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
-        ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput },
-      }),
-    );
+    return traceSandboxRun({
+      ...{ kind: 'run', timeoutMs, inputFiles: inputFiles.length },
+      run: trace =>
+        this.track(abortSignal, signal =>
+          runOnFleet({
+            ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
+            ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput, trace },
+          }),
+        ),
+    });
   }
 
   /**
@@ -224,12 +229,16 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     abortSignal?.throwIfAborted();
     await this.ready();
     if (this.closed) throw new SandboxClosedError();
-    return this.track(abortSignal, signal =>
-      this.interpreters.run({
-        ...{ code, conversation, files, timeoutMs, onOutput },
-        abortSignal: signal,
-      }),
-    );
+    return traceSandboxRun({
+      ...{ kind: 'cell', timeoutMs, inputFiles: files.length },
+      run: trace =>
+        this.track(abortSignal, signal =>
+          this.interpreters.run({
+            ...{ code, conversation, files, timeoutMs, onOutput, trace },
+            abortSignal: signal,
+          }),
+        ),
+    });
   }
 
   /** Runs work that close() aborts (through the signal it is given) and waits for. */
@@ -272,6 +281,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     );
     const { dockerTimeoutMs, onCleanupError, maxSessions } = this.options;
     if (this.sessions.size + this.sessionStarts >= maxSessions) {
+      recordBusyRejection('sessions');
       throw new SandboxBusyError({ resource: 'sessions', limit: maxSessions });
     }
     this.sessionStarts++;

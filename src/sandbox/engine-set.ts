@@ -2,6 +2,7 @@ import { SandboxBusyError } from '../errors/sandbox-busy-error.ts';
 import { SandboxUnavailableError } from '../errors/sandbox-unavailable-error.ts';
 import type { Engine } from './engine.ts';
 import { WaitQueue } from './wait-queue.ts';
+import { queued, recordEngineState } from '../telemetry/sandbox-telemetry.ts';
 
 /**
  * Places work on engines. A run takes a slot on the healthy engine with the fewest runs in
@@ -41,6 +42,7 @@ export class EngineSet {
 
   /** To be called when an engine goes up or down. */
   onStateChange(engine: Engine): void {
+    recordEngineState({ engine: engine.name, state: engine.state });
     if (engine.state === 'up') this.dispatch();
     else if (!this.anyUp()) this.waiters.rejectAll(this.unavailable());
   }
@@ -109,7 +111,7 @@ export class EngineSet {
         if (this.waiters.length >= this.maxQueued) {
           throw new SandboxBusyError({ resource: 'runs', limit: this.maxQueued });
         }
-        return this.waiters.wait(abortSignal);
+        return queued(this.waiters.wait(abortSignal));
       }
       if (probed || !(await this.recover(abortSignal))) throw this.unavailable();
     }

@@ -4,6 +4,7 @@ import type { EngineSet } from './engine-set.ts';
 import { type RunRequest, guardedCallback, runInContainer } from './run-in-container.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
 import type { SandboxResult } from './types.ts';
+import type { RunTrace } from '../telemetry/sandbox-telemetry.ts';
 
 /**
  * Runs `code` once somewhere in the fleet. Until the code reaches a container, a failure
@@ -20,18 +21,33 @@ import type { SandboxResult } from './types.ts';
 export async function runOnFleet({
   engines,
   abortSignal,
+  trace,
   ...request
 }: RunRequest & {
   /** Where to place the run. */
   engines: EngineSet;
+  /** Hears where the run was placed (telemetry); undefined when nobody listens. */
+  trace?: RunTrace | undefined;
 }): Promise<SandboxResult> {
   const tried = new Set<Engine>();
   const maxAttempts = engines.engines.length + 1;
   for (let attempt = 1; ; attempt++) {
+    const asked = trace && performance.now();
     const engine = await engines.acquire(abortSignal, tried);
+    const slotted = trace && performance.now();
     let container: SandboxContainer;
     try {
+      const requested = trace && Date.now();
       container = await engine.takeContainer(abortSignal);
+      // A container started before it was asked for came from the warm pool.
+      trace?.placed({
+        ...{
+          engine: engine.name,
+          queueMs: slotted! - asked!,
+          warm: container.startedAt <= requested!,
+        },
+        startMs: performance.now() - slotted!,
+      });
     } catch (error) {
       engines.release(engine);
       abortSignal.throwIfAborted();

@@ -12,8 +12,11 @@ import { openPythonSandbox } from './open-python-sandbox.ts';
 import { openToolbox } from './open-toolbox.ts';
 import { appOrigins } from './same-origin.ts';
 import { storeFromEnv } from './store-from-env.ts';
+import { startTelemetry } from './telemetry.ts';
 
 const env = process.env;
+// First, so the MCP connections and the sandbox's start are traced too.
+const telemetry = await startTelemetry({ env, serviceName: 'ai-toolbelt-hono-example' });
 const port = Number(env.PORT ?? 3000);
 const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.url).pathname;
 
@@ -65,6 +68,7 @@ for (const server of Object.values(toolbox.status())) {
   );
 }
 console.log(`[model] ${setup.description}`);
+if (telemetry) console.log(`[telemetry] ${telemetry.description}`);
 if (setup.problem) console.warn(`[model] ${setup.problem}`);
 // Said once here, and on every selection (the page's step rows show it).
 console.log(
@@ -104,6 +108,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     // Closing ends the MCP child processes and removes the sandbox containers.
     await Promise.allSettled([toolbox.close(), python.sandbox?.close(), storage.store?.dispose()]);
     await notes.close();
+    // Sends the spans and metrics still buffered.
+    await telemetry?.shutdown();
     process.exit(0);
   });
 }

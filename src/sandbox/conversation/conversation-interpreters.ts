@@ -22,6 +22,7 @@ import {
 } from './interpreter-placement.ts';
 import { replayHistory } from './replay-history.ts';
 import { runCell } from './run-cell.ts';
+import type { RunTrace } from '../../telemetry/sandbox-telemetry.ts';
 
 /** A cell as `DockerSandbox#executeCell` hands it on, already checked. */
 export type CellCall = {
@@ -31,6 +32,8 @@ export type CellCall = {
   timeoutMs: number;
   abortSignal: AbortSignal;
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+  /** Hears where the cell runs (telemetry); undefined when nobody listens. */
+  trace?: RunTrace | undefined;
 };
 
 /** What a cell runs with: the call plus its limits (from the sandbox's options). */
@@ -134,9 +137,11 @@ export class ConversationInterpreters {
     const stored = await this.history.load(owner);
     const reached = stored === undefined ? undefined : await this.reach(stored);
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
+      call.trace?.placed({ engine: reached.engine.name, interpreter: 'live' });
       return this.runIn({ call, handle: stored, live: reached, restored: undefined, carried: [] });
     }
     let live = await this.place(owner.userId, abortSignal);
+    call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
     const handle = newHandle(live, stored);
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
       return this.runIn({ call, handle, live, restored: undefined, carried: [] });

@@ -1,0 +1,1 @@
+export { configureTelemetry, type TelemetryOptions } from './configure-telemetry.ts';

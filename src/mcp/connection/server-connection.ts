@@ -1,29 +1,31 @@
+// connection/: one server's connection: transport, connect within deadlines, the live client
+// and its watch, reconnects with backoff, and teardown that leaves no child process behind.
 import type {
   ElicitRequest,
   ElicitResult,
   Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import { ServerSignIn } from './auth/server-sign-in.ts';
-import { toCallError } from './call-error.ts';
-import { CallTracker } from './call-tracker.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import { McpTimeoutError } from '../../errors/mcp-timeout-error.ts';
+import { ServerSignIn } from '../auth/server-sign-in.ts';
+import { toCallError } from '../calls/call-error.ts';
+import { CallTracker } from '../calls/call-tracker.ts';
 import type { McpConnectionSettings, McpServerConnectionOptions } from './connection-settings.ts';
 import { ClientSlot } from './client-slot.ts';
-import { elicitationBridge } from './elicitation-bridge.ts';
-import { isUnauthorized } from './error-codes.ts';
+import { elicitationBridge } from '../elicitation/elicitation-bridge.ts';
+import { isUnauthorized } from '../error-codes.ts';
 import { LiveClientWatch } from './live-client-watch.ts';
 import { openClient } from './open-client.ts';
 import { ReconnectBackoff } from './reconnect-backoff.ts';
 import { serverUnavailable } from './server-unavailable.ts';
-import type { McpCallResult } from './to-model-output.ts';
-import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from './types.ts';
+import type { McpCallResult } from '../calls/to-model-output.ts';
+import type { McpEvent, McpServerConfig, McpServerState, McpServerStatus } from '../types.ts';
 import {
   type McpTraceMeta,
   recordMcpEvent,
   traceMcpRequest,
   traceSignIn,
-} from '../telemetry/mcp-telemetry.ts';
+} from '../../telemetry/mcp-telemetry.ts';
 
 /**
  * One MCP server: connects, lists every page, follows `list_changed`

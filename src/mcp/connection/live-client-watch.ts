@@ -1,9 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { isUnauthorized } from './error-codes.ts';
-import { listAllTools } from './list-all-tools.ts';
-import { RelistScheduler } from './relist-scheduler.ts';
-import type { McpEvent } from './types.ts';
+import { isUnauthorized } from '../error-codes.ts';
+import { listAllTools } from '../catalog/list-all-tools.ts';
+import { RelistScheduler } from '../catalog/relist-scheduler.ts';
+import type { McpEvent } from '../types.ts';
 
 /** The connection's ready client and the generation it belongs to. */
 export type CurrentClient = { client: Client; generation: number };

@@ -1,7 +1,7 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDescriptor } from '../retrieval/types.ts';
+import type { ToolDescriptor } from '../../retrieval/types.ts';
 import { assignToolNames, type McpNaming } from './tool-names.ts';
-import type { McpToolIndex } from './types.ts';
+import type { McpToolIndex } from '../types.ts';
 
 /** A tool of a server, as one toolbox currently offers it. */
 export type McpToolPair = { server: string; tool: McpTool };

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { backoffDelayMs } from '../util/backoff-delay.ts';
+import { backoffDelayMs } from '../../util/backoff-delay.ts';
 
 /** A server's reconnect policy. */
 export type ReconnectPolicy = { initialDelayMs: number; maxDelayMs: number; maxAttempts: number };

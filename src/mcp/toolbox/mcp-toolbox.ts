@@ -1,13 +1,15 @@
+// toolbox/: what an app holds: `connectMcpServers` builds an McpToolbox over the server
+// connections; per-user toolboxes share its servers and catalog; sign-in callbacks find their server.
 import type { ToolSet } from 'ai';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import type { ToolIndex } from '../retrieval/tool-index.ts';
-import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
-import { serverSettings } from './connection-settings.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import type { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import type { ToolIndex } from '../../retrieval/tool-index.ts';
+import { isMcpOAuth } from '../auth/create-mcp-oauth.ts';
+import { serverSettings } from '../connection/connection-settings.ts';
 import { configAuth, findAuthConnection } from './find-auth-connection.ts';
-import { McpServerConnection } from './server-connection.ts';
-import { McpToolCatalog } from './tool-catalog.ts';
+import { McpServerConnection } from '../connection/server-connection.ts';
+import { McpToolCatalog } from '../catalog/tool-catalog.ts';
 import type { McpToolboxOptions } from './toolbox-options.ts';
 import { UserToolboxes } from './user-toolboxes.ts';
 import type {
@@ -16,7 +18,7 @@ import type {
   McpServerStatus,
   McpSyncResult,
   McpToolIndex,
-} from './types.ts';
+} from '../types.ts';
 
 /**
  * Tools from a set of MCP servers, kept current. Create it with
@@ -41,7 +43,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
   private order: string[];
   private perUser: Set<string>;
   private catalog: McpToolCatalog;
-  private users: UserToolboxes<TIndex> | undefined;
+  private users: UserToolboxes<McpToolbox<TIndex>> | undefined;
   private onEvent: (event: McpEvent) => void;
   private closing: Promise<void> | undefined;
   private refreshing = 0;
@@ -89,7 +91,7 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
       },
     });
     if (options.parent === undefined) {
-      this.users = new UserToolboxes<TIndex>({
+      this.users = new UserToolboxes<McpToolbox<TIndex>>({
         idleTimeoutMs: options.userIdleTimeoutMs,
         create: ({ userId, onClose, onUse }) =>
           new McpToolbox<TIndex>({

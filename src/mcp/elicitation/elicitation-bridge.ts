@@ -1,11 +1,11 @@
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { CallTracker } from './call-tracker.ts';
+import type { CallTracker } from '../calls/call-tracker.ts';
 import {
   answerElicitation,
   elicitationRequest,
   type McpElicitationHandler,
 } from './elicitation.ts';
-import type { McpEvent } from './types.ts';
+import type { McpEvent } from '../types.ts';
 
 /**
  * Answers one server's `elicitation/create` requests through the app's hook:

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import type { McpElicitationRequest, McpElicitationResult } from './elicitation.ts';
 
 /** What a chat page needs to show one elicitation form, e.g. as a `data-mcp-elicitation` part. */

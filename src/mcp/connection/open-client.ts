@@ -5,16 +5,16 @@ import type {
   ElicitResult,
   Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import type { ConnectionAuth } from './auth/connection-auth.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import { McpTimeoutError } from '../../errors/mcp-timeout-error.ts';
+import type { ConnectionAuth } from '../auth/connection-auth.ts';
 import { createTransport } from './create-transport.ts';
 import { disposeConnection } from './dispose-connection.ts';
-import { isRequestTimeout, isUnauthorized } from './error-codes.ts';
-import { linkSignal } from './linked-signal.ts';
-import { listAllTools } from './list-all-tools.ts';
-import { traceMcpRequest } from '../telemetry/mcp-telemetry.ts';
-import type { McpServerConfig } from './types.ts';
+import { isRequestTimeout, isUnauthorized } from '../error-codes.ts';
+import { linkSignal } from '../../util/linked-signal.ts';
+import { listAllTools } from '../catalog/list-all-tools.ts';
+import { traceMcpRequest } from '../../telemetry/mcp-telemetry.ts';
+import type { McpServerConfig } from '../types.ts';
 
 const clientInfo = { name: 'ai-toolbelt', version: '0.1.0' };
 

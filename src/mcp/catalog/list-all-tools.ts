@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { McpPaginationError } from '../errors/mcp-pagination-error.ts';
-import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import { isRequestTimeout } from './error-codes.ts';
-import { linkSignal } from './linked-signal.ts';
-import { traceMcpRequest } from '../telemetry/mcp-telemetry.ts';
+import { McpPaginationError } from '../../errors/mcp-pagination-error.ts';
+import { McpTimeoutError } from '../../errors/mcp-timeout-error.ts';
+import { isRequestTimeout } from '../error-codes.ts';
+import { linkSignal } from '../../util/linked-signal.ts';
+import { traceMcpRequest } from '../../telemetry/mcp-telemetry.ts';
 
 /**
  * Reads every `tools/list` page of a connected client. Stops with a

@@ -1,10 +1,12 @@
+// catalog/: the servers' tools as one AI SDK ToolSet and index: every tools/list page, re-listing
+// after list_changed, collision-free names, and the entries per-user toolboxes share.
 import type { Tool, ToolSet } from 'ai';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpTool } from './create-mcp-tool.ts';
 import { McpSharedCatalog, type McpToolPair, pairKey, toolKey } from './shared-tool-catalog.ts';
-import type { McpCallResult } from './to-model-output.ts';
+import type { McpCallResult } from '../calls/to-model-output.ts';
 import type { McpNaming } from './tool-names.ts';
-import type { McpEvent, McpSyncResult, McpToolIndex } from './types.ts';
+import type { McpEvent, McpSyncResult, McpToolIndex } from '../types.ts';
 
 type Entry = {
   /** Which server tool, and what the model sees of it; a change means a new AI SDK tool. */

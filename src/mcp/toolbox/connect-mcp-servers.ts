@@ -1,21 +1,21 @@
 import type { EmbeddingModel } from 'ai';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { createToolIndex } from '../retrieval/create-tool-index.ts';
-import type { ToolIndex } from '../retrieval/tool-index.ts';
-import { AddressPolicy } from './auth/address-policy.ts';
-import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
-import { httpUrl, transportKind } from './create-transport.ts';
-import type { McpElicitationHandler } from './elicitation.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import { createToolIndex } from '../../retrieval/create-tool-index.ts';
+import type { ToolIndex } from '../../retrieval/tool-index.ts';
+import { AddressPolicy } from '../auth/address-policy.ts';
+import { isMcpOAuth } from '../auth/create-mcp-oauth.ts';
+import { httpUrl, transportKind } from '../connection/create-transport.ts';
+import type { McpElicitationHandler } from '../elicitation/elicitation.ts';
 import { McpToolbox } from './mcp-toolbox.ts';
 import type { McpAuthorizationRequest } from './toolbox-options.ts';
-import type { McpNaming } from './tool-names.ts';
+import type { McpNaming } from '../catalog/tool-names.ts';
 import type {
   McpEvent,
   McpHttpServerConfig,
   McpReconnectOptions,
   McpServerConfig,
   McpToolIndex,
-} from './types.ts';
+} from '../types.ts';
 
 /** Options of {@link connectMcpServers}. */
 export type ConnectMcpServersOptions<TIndex extends McpToolIndex> = {

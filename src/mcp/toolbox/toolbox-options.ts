@@ -1,9 +1,9 @@
-import type { McpElicitationHandler } from './elicitation.ts';
-import type { McpConnectionSettings } from './connection-settings.ts';
-import type { McpServerConnection } from './server-connection.ts';
-import type { McpSharedCatalog } from './shared-tool-catalog.ts';
-import type { McpNaming } from './tool-names.ts';
-import type { McpEvent, McpServerConfig, McpToolIndex } from './types.ts';
+import type { McpElicitationHandler } from '../elicitation/elicitation.ts';
+import type { McpConnectionSettings } from '../connection/connection-settings.ts';
+import type { McpServerConnection } from '../connection/server-connection.ts';
+import type { McpSharedCatalog } from '../catalog/shared-tool-catalog.ts';
+import type { McpNaming } from '../catalog/tool-names.ts';
+import type { McpEvent, McpServerConfig, McpToolIndex } from '../types.ts';
 
 /** The user has to sign in to a server: what `onAuthorizationRequired` receives. */
 export type McpAuthorizationRequest = {

@@ -1,7 +1,7 @@
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
-import { McpToolError } from '../errors/mcp-tool-error.ts';
-import { isConnectionClosed, isRequestTimeout } from './error-codes.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import { McpTimeoutError } from '../../errors/mcp-timeout-error.ts';
+import { McpToolError } from '../../errors/mcp-tool-error.ts';
+import { isConnectionClosed, isRequestTimeout } from '../error-codes.ts';
 
 /**
  * Classifies a failed `tools/call` (other than the caller's own abort): a

@@ -1,7 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { ConnectionAuth } from './auth/connection-auth.ts';
-import type { McpServerConfig } from './types.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import type { ConnectionAuth } from '../auth/connection-auth.ts';
+import type { McpServerConfig } from '../types.ts';
 
 /** Which transport a config selects. */
 export type McpTransportKind = 'stdio' | 'http' | 'custom';

@@ -1,6 +1,6 @@
-import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import type { McpServerState } from './types.ts';
+import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import type { McpServerState } from '../types.ts';
 
 /**
  * The error a call (or `finishAuth`) gets from a server that is not

@@ -1,9 +1,21 @@
-import type { McpToolbox } from './mcp-toolbox.ts';
-import type { McpToolIndex } from './types.ts';
+/**
+ * What {@link UserToolboxes} needs of a per-user toolbox (an `McpToolbox`): by shape, so this
+ * file does not import the toolbox that imports it.
+ */
+export type UserToolbox = {
+  /** Connects its servers. */
+  start(): Promise<void>;
+  /** Closes its connections. */
+  close(): Promise<void>;
+  /** Picks up a sign-in another process finished. */
+  recheckAuth(): Promise<void>;
+  /** True while a tool call runs (never closed for idleness then). */
+  readonly busy: boolean;
+};
 
-type Entry<TIndex extends McpToolIndex> = {
-  toolbox: McpToolbox<TIndex>;
-  opening: Promise<McpToolbox<TIndex>>;
+type Entry<TToolbox extends UserToolbox> = {
+  toolbox: TToolbox;
+  opening: Promise<TToolbox>;
   timer?: NodeJS.Timeout;
 };
 
@@ -19,24 +31,16 @@ type Entry<TIndex extends McpToolIndex> = {
  * const toolbox = await users.get({ userId: 'u1' });
  * ```
  */
-export class UserToolboxes<TIndex extends McpToolIndex> {
-  private entries = new Map<string, Entry<TIndex>>();
+export class UserToolboxes<TToolbox extends UserToolbox> {
+  private entries = new Map<string, Entry<TToolbox>>();
   private idleTimeoutMs: number;
-  private create: (options: {
-    userId: string;
-    onClose: () => void;
-    onUse: () => void;
-  }) => McpToolbox<TIndex>;
+  private create: (options: { userId: string; onClose: () => void; onUse: () => void }) => TToolbox;
 
   constructor(options: {
     /** Closes a toolbox unused this long (Infinity: never). */
     idleTimeoutMs: number;
     /** Makes an unstarted toolbox; it calls `onClose` when closed and `onUse` on each tool call. */
-    create: (options: {
-      userId: string;
-      onClose: () => void;
-      onUse: () => void;
-    }) => McpToolbox<TIndex>;
+    create: (options: { userId: string; onClose: () => void; onUse: () => void }) => TToolbox;
   }) {
     this.idleTimeoutMs = options.idleTimeoutMs;
     this.create = options.create;
@@ -49,11 +53,11 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
   }: {
     userId: string;
     abortSignal?: AbortSignal | undefined;
-  }): Promise<McpToolbox<TIndex>> {
+  }): Promise<TToolbox> {
     let entry = this.entries.get(userId);
     const fresh = entry === undefined;
     if (entry === undefined) {
-      const created: Entry<TIndex> = {
+      const created: Entry<TToolbox> = {
         toolbox: this.create({
           userId,
           onClose: () => this.forget(userId, created),
@@ -81,7 +85,7 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
   }
 
   /** Runs `fn` for every connected toolbox. */
-  forEach(fn: (toolbox: McpToolbox<TIndex>) => void): void {
+  forEach(fn: (toolbox: TToolbox) => void): void {
     for (const entry of this.entries.values()) void entry.opening.then(fn, () => {});
   }
 
@@ -91,7 +95,7 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
     await Promise.all(entries.map(entry => entry.toolbox.close()));
   }
 
-  private arm(entry: Entry<TIndex>): void {
+  private arm(entry: Entry<TToolbox>): void {
     clearTimeout(entry.timer);
     if (!Number.isFinite(this.idleTimeoutMs)) return;
     entry.timer = setTimeout(() => {
@@ -101,7 +105,7 @@ export class UserToolboxes<TIndex extends McpToolIndex> {
     entry.timer.unref();
   }
 
-  private forget(userId: string, entry: Entry<TIndex>): void {
+  private forget(userId: string, entry: Entry<TToolbox>): void {
     clearTimeout(entry.timer);
     if (this.entries.get(userId) === entry) this.entries.delete(userId);
   }

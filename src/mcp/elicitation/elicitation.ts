@@ -1,3 +1,5 @@
+// elicitation/: a server's questions to the user during a tool call: checked and bounded, answered
+// by the app's handler, or carried to the chat and back by the broker.
 import { setTimeout as delay } from 'node:timers/promises';
 import type {
   ElicitRequest,

@@ -1,5 +1,5 @@
-import { McpConnectionError } from '../errors/mcp-connection-error.ts';
-import { PendingWork } from '../util/pending-work.ts';
+import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import { PendingWork } from '../../util/pending-work.ts';
 import { disposeConnection } from './dispose-connection.ts';
 import type { OpenedClient } from './open-client.ts';
 

@@ -1,7 +1,9 @@
+// calls/: one tools/call: its deadline (paused while the user answers a form), the SDK's errors as
+// typed ones, and the result as model output.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { McpTimeoutError } from '../errors/mcp-timeout-error.ts';
+import type { McpTimeoutError } from '../../errors/mcp-timeout-error.ts';
 import { CallDeadline } from './call-deadline.ts';
-import { linkSignal } from './linked-signal.ts';
+import { linkSignal } from '../../util/linked-signal.ts';
 import type { McpCallResult } from './to-model-output.ts';
 
 // The SDK's own request timeout is replaced by a CallDeadline that pauses for elicitations.

@@ -1,5 +1,5 @@
-import type { McpElicitationHandler } from './elicitation.ts';
-import type { McpEvent, McpServerConfig } from './types.ts';
+import type { McpElicitationHandler } from '../elicitation/elicitation.ts';
+import type { McpEvent, McpServerConfig } from '../types.ts';
 
 /** Resolved settings of one server (defaults applied). */
 export type McpConnectionSettings = {

@@ -1,8 +1,8 @@
-import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import { McpAuthorizationError } from '../errors/mcp-authorization-error.ts';
-import { isMcpOAuth } from './auth/create-mcp-oauth.ts';
-import type { McpServerConnection } from './server-connection.ts';
-import type { McpServerConfig } from './types.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
+import { isMcpOAuth } from '../auth/create-mcp-oauth.ts';
+import type { McpServerConnection } from '../connection/server-connection.ts';
+import type { McpServerConfig } from '../types.ts';
 
 /**
  * Which connection a sign-in callback belongs to: the named server of this

@@ -1,7 +1,7 @@
 import { dynamicTool, jsonSchema, type JSONSchema7, type Tool } from 'ai';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { McpToolError } from '../errors/mcp-tool-error.ts';
-import { contentText, toModelOutput, type McpCallResult } from './to-model-output.ts';
+import { McpToolError } from '../../errors/mcp-tool-error.ts';
+import { contentText, toModelOutput, type McpCallResult } from '../calls/to-model-output.ts';
 
 /** Runs `tools/call` on the tool's server (timeouts and reconnects are its business). */
 export type McpCall = (

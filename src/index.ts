@@ -4,6 +4,7 @@
 // readToolCatalog, readEvalQueries) load `node:fs` when called, so they are
 // Node only. The sandbox (dockerode) and MCP (child processes) live behind
 // `ai-toolbelt/sandbox` and `ai-toolbelt/mcp`, Node only.
+export * from './chat/index.ts';
 export * from './errors/index.ts';
 export * from './middleware/index.ts';
 export * from './python/index.ts';

@@ -49,9 +49,13 @@ export { ToolLearning, USAGE_STORE_PREFIX } from './retrieval/tool-learning.ts';
 export type { ToolUsage } from './retrieval/usage-record.ts';
 export { TopKHeap } from './retrieval/top-k-heap.ts';
 export { VectorIndex, type VectorIndexOptions } from './retrieval/vector-index.ts';
-export { createMcpTool, type McpCall } from './mcp/create-mcp-tool.ts';
-export { listAllTools } from './mcp/list-all-tools.ts';
-export { assignToolNames } from './mcp/tool-names.ts';
-export { toModelOutput, type McpCallResult, type ModelOutput } from './mcp/to-model-output.ts';
+export { createMcpTool, type McpCall } from './mcp/catalog/create-mcp-tool.ts';
+export { listAllTools } from './mcp/catalog/list-all-tools.ts';
+export { assignToolNames } from './mcp/catalog/tool-names.ts';
+export {
+  toModelOutput,
+  type McpCallResult,
+  type ModelOutput,
+} from './mcp/calls/to-model-output.ts';
 export { INSTANCE_LABEL, SANDBOX_LABEL } from './sandbox/labels.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sandbox/sweep.ts';

@@ -1,9 +1,9 @@
 // `ai-toolbelt/mcp`: kept off the root entry because stdio servers are child
 // processes; the SDK's transports load only when a server of that kind connects. Its errors are
 // also exported here (the same classes as the root entry's).
-export { connectMcpServers, type ConnectMcpServersOptions } from './connect-mcp-servers.ts';
-export { McpToolbox } from './mcp-toolbox.ts';
-export type { McpAuthorizationRequest } from './toolbox-options.ts';
+export { connectMcpServers, type ConnectMcpServersOptions } from './toolbox/connect-mcp-servers.ts';
+export { McpToolbox } from './toolbox/mcp-toolbox.ts';
+export type { McpAuthorizationRequest } from './toolbox/toolbox-options.ts';
 export { createMcpOAuth, type McpOAuth, type McpOAuthOptions } from './auth/create-mcp-oauth.ts';
 export type { SealedStoreStorage as McpAuthStore } from '../util/sealed-store.ts';
 export type { McpServerAuth } from './auth/connection-auth.ts';
@@ -11,13 +11,13 @@ export type {
   McpElicitationHandler,
   McpElicitationRequest,
   McpElicitationResult,
-} from './elicitation.ts';
+} from './elicitation/elicitation.ts';
 export {
   McpElicitationBroker,
   type McpElicitationBrokerOptions,
   type McpElicitationPart,
-} from './elicitation-broker.ts';
-export type { McpNaming } from './tool-names.ts';
+} from './elicitation/elicitation-broker.ts';
+export type { McpNaming } from './catalog/tool-names.ts';
 export type {
   McpCustomServerConfig,
   McpEvent,

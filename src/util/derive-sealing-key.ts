@@ -1,6 +1,9 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { SealedStoreStorage, SealingSecret } from './sealed-store.ts';
+import type { Storage } from 'unstorage';
+
+/** A secret that seals records: at least 32 bytes (a string counts its UTF-8 bytes). */
+export type SealingSecret = string | Uint8Array;
 
 /** What a {@link SealedStore} seals and hashes with: no `seal` without a secret. */
 export type SealingKey = { kid: string; seal: Buffer | undefined; hash: Promise<Buffer> };
@@ -69,8 +72,8 @@ export function saltedIdKey({
   saltKey,
   purpose,
 }: {
-  /** Where the salt is kept. */
-  store: SealedStoreStorage;
+  /** Where the salt is kept (a `SealedStoreStorage`). */
+  store: Pick<Storage, 'getItem' | 'setItem'>;
   /** Its storage key. */
   saltKey: string;
   /** What the records are. */

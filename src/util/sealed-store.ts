@@ -5,6 +5,7 @@ import {
   deriveSealingKey,
   hashId,
   type SealingKey as Key,
+  type SealingSecret,
   saltedIdKey,
 } from './derive-sealing-key.ts';
 
@@ -16,8 +17,7 @@ import {
 export type SealedStoreStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem' | 'getKeys'> &
   Partial<Pick<Storage, 'getMount' | 'getMounts'>>;
 
-/** A secret that seals records: at least 32 bytes (a string counts its UTF-8 bytes). */
-export type SealingSecret = string | Uint8Array;
+export type { SealingSecret } from './derive-sealing-key.ts';
 
 /** One segment of a record's key: literal text, or `{ id }` for a value that must not appear in the store (a user id, a URL). */
 export type SealedKeySegment = string | { id: string };

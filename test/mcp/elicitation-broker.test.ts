@@ -6,7 +6,7 @@ import {
   type McpElicitationPart,
   type McpToolbox,
 } from '../../src/mcp/index.ts';
-import type { McpElicitationRequest } from '../../src/mcp/elicitation.ts';
+import type { McpElicitationRequest } from '../../src/mcp/elicitation/elicitation.ts';
 import { callOptions, fixture } from './helpers.ts';
 
 const open: McpToolbox[] = [];

@@ -2,6 +2,8 @@
 // (opens its sign-in page in a new tab; the callback tab tells us when it is
 // done) and a small form for a server's elicitation, posted back to
 // /api/mcp/elicitations/:id. Kept apart from chat.js, which calls renderMcpPart.
+// Plain DOM for a page without a build step; examples/next-app/app/mcp-parts.tsx renders the
+// same parts in React, so the two share some lines on purpose.
 
 // Typed values survive re-renders of the transcript while a form is open.
 const drafts = new Map();

@@ -1,13 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { type ToolSet, type UIMessage, validateUIMessages } from 'ai';
-import type { PythonSandbox, ToolIndex } from 'ai-toolbelt';
+import type { ToolSet } from 'ai';
+import { type PythonSandbox, type ToolIndex, chatResponse, readChatRequest } from 'ai-toolbelt';
 import type { McpElicitationBroker, McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { type ChatModel, chatResponse } from './chat-stream.ts';
 import { type SignInToolbox, mcpRoutes } from './mcp-routes.ts';
-import { MISSING_MODEL_MESSAGE } from './model-from-env.ts';
-import { LIMITS, checkMessageLimits } from './request-limits.ts';
+import { type ChatModel, MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 import { type AppOrigins, requireJson, sameOrigin } from './same-origin.ts';
 import { issueUserId, knownUserId } from './user-id.ts';
 
@@ -44,6 +41,14 @@ export type ChatAppOptions = {
   /** Model calls per answer. */
   maxSteps?: number;
 };
+
+const SYSTEM =
+  'You are a helpful assistant. Use the tools you are given. For any calculation, ' +
+  'write a short Python program and run it with the python tool, printing the result. ' +
+  'When a chart helps, draw it with matplotlib in the same program: the user sees it.';
+
+/** Characters of `q` for /api/tools/search. */
+const MAX_SEARCH_CHARS = 500;
 
 const PUBLIC = new URL('../public/', import.meta.url);
 const ASSETS: Record<string, string> = {
@@ -117,9 +122,9 @@ export function createApp({
     const query = c.req.query('q')?.trim() ?? '';
     if (query === '')
       return c.json({ error: 'Add a query: /api/tools/search?q=weather+in+Oslo' }, 400);
-    if (query.length > LIMITS.searchChars) {
+    if (query.length > MAX_SEARCH_CHARS) {
       return c.json(
-        { error: `The query is ${query.length} characters; at most ${LIMITS.searchChars}.` },
+        { error: `The query is ${query.length} characters; at most ${MAX_SEARCH_CHARS}.` },
         400,
       );
     }
@@ -139,34 +144,12 @@ export function createApp({
     });
   });
 
-  // Checked while the body streams in (and from Content-Length first): a 20 MB message is
-  // refused before it is read, not parsed and then refused.
-  const chatBodyLimit = bodyLimit({
-    maxSize: LIMITS.bodyBytes,
-    onError: c =>
-      c.json(
-        {
-          error: `The request is larger than ${LIMITS.bodyBytes / (1024 * 1024)} MiB; attach smaller files (at most ${LIMITS.attachmentBytes / (1024 * 1024)} MiB in all).`,
-        },
-        413,
-      ),
-  });
-  app.post('/api/chat', requireJson(), chatBodyLimit, async c => {
+  app.post('/api/chat', requireJson(), async c => {
     if (!model) return c.json({ error: MISSING_MODEL_MESSAGE }, 503);
-    const body = await c.req.json<{ id?: unknown; messages?: unknown }>().catch(() => undefined);
-    let messages: UIMessage[];
-    try {
-      messages = await validateUIMessages({ messages: body?.messages });
-    } catch (error) {
-      return c.json(
-        {
-          error: `Expected { messages: UIMessage[] } as sent by useChat: ${(error as Error).message}`,
-        },
-        400,
-      );
-    }
-    const tooBig = checkMessageLimits(messages);
-    if (tooBig !== undefined) return c.json({ error: tooBig }, 400);
+    // Bounded while the body streams in (and from Content-Length first): a 20 MB message is
+    // refused before it is read, not parsed and then refused.
+    const chat = await readChatRequest({ request: c.req.raw });
+    if ('response' in chat) return chat.response;
     // A browser the page gave an id chats with its own toolbox (shared servers plus the ones
     // it signed in to); any other client gets the shared servers and creates no per-user state.
     const userId = forUser ? knownUserId(c) : undefined;
@@ -175,27 +158,27 @@ export function createApp({
         ? await forUser({ userId, abortSignal: c.req.raw.signal })
         : toolbox;
     return chatResponse({
-      messages,
+      messages: chat.messages,
       model,
+      system: SYSTEM,
       tools: mine.tools,
       index: toolbox.index,
+      sandbox,
+      // The page shows each python attempt from its data-repair part.
+      repairParts: true,
       ...(userId === undefined ? {} : { mcp: { status: mine.status(), userId, elicitations } }),
-      ...(sandbox ? { sandbox } : {}),
       // The chat's interpreter: its id from the page, bound to this browser's user id. Clients
       // without either run python one-shot.
-      ...(userId !== undefined && isChatId(body?.id)
-        ? { conversation: { id: body.id, userId } }
+      ...(userId !== undefined && chat.chatId !== undefined && sandbox?.executeCell
+        ? { conversation: { id: chat.chatId, userId } }
         : {}),
       topK,
       maxSteps,
       abortSignal: c.req.raw.signal,
+      // A local example: show the real error (a 401 from the model server, say), not a generic one.
+      onError: error => (error instanceof Error ? error.message : String(error)),
     });
   });
 
   return app;
-}
-
-/** A chat id as the page makes them (`crypto.randomUUID()`), or anything short and plain. */
-function isChatId(id: unknown): id is string {
-  return typeof id === 'string' && /^[\w-]{1,100}$/.test(id);
 }

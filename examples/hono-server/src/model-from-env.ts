@@ -1,6 +1,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { EmbeddingModel } from 'ai';
-import type { ChatModel } from './chat-stream.ts';
+import type { EmbeddingModel, LanguageModel } from 'ai';
+
+/** A model object, as `chatResponse` wraps it (not a gateway id string). */
+export type ChatModel = Exclude<LanguageModel, string>;
 
 /** What {@link modelFromEnv} found. */
 export type ModelSetup = {

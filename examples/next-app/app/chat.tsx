@@ -2,14 +2,14 @@
 
 import { useChat } from '@ai-sdk/react';
 import { type FormEvent, useRef, useState } from 'react';
-import type { ChatMessage } from '../lib/chat-message';
+import type { ToolbeltUIMessage } from 'ai-toolbelt';
 import { McpAuthCard, McpElicitationForm } from './mcp-parts';
 import { PythonTimeline, usePythonHistory } from './python-timeline';
 import { ToolSelection } from './tool-selection';
 
 /** The conversation: `useChat` against /api/chat, rendering every part of each answer. */
 export function Chat() {
-  const { messages, sendMessage, status, error } = useChat<ChatMessage>();
+  const { messages, sendMessage, status, error } = useChat<ToolbeltUIMessage>();
   const history = usePythonHistory(messages);
   const [input, setInput] = useState('');
   const attach = useRef<HTMLInputElement>(null);

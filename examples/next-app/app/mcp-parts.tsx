@@ -1,7 +1,11 @@
 'use client';
 
+// MCP parts of an answer: a "Connect" card per server waiting for sign-in and a small form per
+// elicitation. The React counterpart of examples/hono-server/public/mcp-parts.js (plain DOM, for a
+// page without a build step), so the two share some lines on purpose.
 import { type FormEvent, useEffect, useState } from 'react';
-import type { McpAuthData, McpElicitationData } from '../lib/chat-message';
+import type { McpAuthData } from 'ai-toolbelt';
+import type { McpElicitationPart as McpElicitationData } from 'ai-toolbelt/mcp';
 import './mcp.css';
 
 type Property = {

@@ -1,10 +1,9 @@
 'use client';
 
-import type { PythonToolOutput } from 'ai-toolbelt';
+import type { PythonToolOutput, ToolbeltUIMessage } from 'ai-toolbelt';
 import { useRef } from 'react';
-import type { ChatMessage } from '../lib/chat-message';
 
-type PythonPart = Extract<ChatMessage['parts'][number], { type: 'tool-python' }>;
+type PythonPart = Extract<ToolbeltUIMessage['parts'][number], { type: 'tool-python' }>;
 
 /** Per python call, the latest state of each attempt. */
 export type PythonHistory = Map<string, Map<number, PythonToolOutput>>;
@@ -14,7 +13,7 @@ export type PythonHistory = Map<string, Map<number, PythonToolOutput>>;
  * part's latest output (preliminary outputs replace each other), but a repair
  * timeline needs the failed attempt after the next one has started.
  */
-export function usePythonHistory(messages: ChatMessage[]): PythonHistory {
+export function usePythonHistory(messages: ToolbeltUIMessage[]): PythonHistory {
   const history = useRef<PythonHistory>(new Map());
   for (const message of messages) {
     for (const part of message.parts) {

@@ -1,4 +1,4 @@
-import type { ToolSelectionData } from '../lib/chat-message';
+import type { ToolSelectionData } from 'ai-toolbelt';
 
 /** One model call's tools: retrieval's top-k plus pinned and already-called tools. */
 export function ToolSelection({ data }: { data: ToolSelectionData }) {

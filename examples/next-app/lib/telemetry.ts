@@ -5,6 +5,9 @@
 // per call, step and tool; ai-toolbelt's spans (selection, MCP requests, sandbox runs, repair
 // attempts) nest under them because they share the registered providers, and so do Next's
 // own request spans. Without the variable nothing here is even imported.
+//
+// A copy of examples/hono-server/src/telemetry.ts on purpose: registering OpenTelemetry providers
+// is the app's call (the library only uses the API), and each example stands alone.
 import { configureTelemetry } from 'ai-toolbelt';
 
 /** The running telemetry: what it sends where, and how to flush it on exit. */

@@ -1,3 +1,5 @@
+// auth/: MCP's OAuth for servers that need sign-in: per-user tokens in a sealed store, the sign-in
+// flow, and the address policy for every request it makes.
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,

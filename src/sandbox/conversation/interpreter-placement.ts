@@ -8,7 +8,6 @@ import type { EngineSet } from '../engine-set.ts';
 import { KIND_LABEL, SANDBOX_LABEL } from '../labels.ts';
 import type { ResolvedConversationOptions } from './conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
-import type { InterpreterPool } from './interpreter-pool.ts';
 
 /** What this process knows of an interpreter it used: for least-recently-used eviction. */
 export type KnownInterpreter = { usedAt: number; busy: boolean };
@@ -50,8 +49,8 @@ export async function placeInterpreter({
   options: ResolvedConversationOptions;
   /** Modules imported before the first cell. */
   preimport: readonly string[];
-  /** Interpreters waiting for a conversation. */
-  pool: InterpreterPool;
+  /** Interpreters waiting for a conversation (an `InterpreterPool`: by shape, so neither file imports the other). */
+  pool: { take(engine: Engine): Promise<PlacedInterpreter | undefined> };
   /** Interpreters this process used, by container id (eviction order; busy ones are spared). */
   known: ReadonlyMap<string, KnownInterpreter>;
   /** Deadline of each Docker call. */

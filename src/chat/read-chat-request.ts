@@ -1,0 +1,148 @@
+import { type UIMessage, safeValidateUIMessages } from 'ai';
+import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { ToolbeltUIMessage } from './chat-message.ts';
+
+/** What {@link readChatRequest} returns: the request's conversation, or the answer refusing it. */
+export type ChatRequest<UI_MESSAGE extends UIMessage = ToolbeltUIMessage> =
+  | {
+      /** The conversation, checked to be UI messages within the limits. */
+      messages: UI_MESSAGE[];
+      /** The chat's id as `useChat` sends it, when it is short and plain (`[\w-]{1,100}`). */
+      chatId: string | undefined;
+    }
+  | {
+      /** 413 (body too large) or 400 (not `{ messages }`, too many, too long), JSON `{ error }`. */
+      response: Response;
+    };
+
+/** Options of {@link readChatRequest}. */
+export type ReadChatRequestOptions = {
+  /** The chat request (`useChat`'s POST): a Fetch `Request`, e.g. Hono's `c.req.raw`. */
+  request: Request;
+  /** Bytes of the whole body: attachments travel inside it as data URLs, a third larger than the files. */
+  maxBodyBytes?: number;
+  /** Messages in one conversation. */
+  maxMessages?: number;
+  /** Characters of text in one message (all its text parts); attach long text as a file. */
+  maxMessageChars?: number;
+  /** Stops reading; by default the request's own signal (the client went away). */
+  abortSignal?: AbortSignal;
+};
+
+/**
+ * Reads a chat request as `useChat` sends it (`{ id, messages }`), within bounds: the body is
+ * refused from its Content-Length and cut while it streams in (a chunked upload), never
+ * buffered past `maxBodyBytes`; then it must be UI messages (the AI SDK's
+ * `safeValidateUIMessages`), no more than `maxMessages`, none with more than
+ * `maxMessageChars` characters of text. A refused request comes back as the `response` to
+ * send (JSON `{ error }` saying what was wrong and what to do), so a Next.js route and a Hono
+ * handler both return it as is. Throws {@link InvalidArgumentError} for a bad option.
+ *
+ * @example
+ * ```ts
+ * export async function POST(request: Request) {
+ *   const chat = await readChatRequest({ request });
+ *   if ('response' in chat) return chat.response;
+ *   return chatResponse({ messages: chat.messages, model, tools: toolbox.tools, index: toolbox.index });
+ * }
+ * ```
+ */
+export async function readChatRequest<UI_MESSAGE extends UIMessage = ToolbeltUIMessage>({
+  request,
+  maxBodyBytes = 12 * 1024 * 1024,
+  maxMessages = 200,
+  maxMessageChars = 20_000,
+  abortSignal = request.signal,
+}: ReadChatRequestOptions): Promise<ChatRequest<UI_MESSAGE>> {
+  const limits = { maxBodyBytes, maxMessages, maxMessageChars };
+  for (const [argument, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new InvalidArgumentError({
+        argument,
+        value,
+        message: 'expected a whole number of at least 1.',
+      });
+  }
+  const text = await readBody(request, maxBodyBytes, abortSignal);
+  if (text === undefined) {
+    const size = `${Math.round((maxBodyBytes / (1024 * 1024)) * 10) / 10} MiB`;
+    return refuse(
+      413,
+      `The request is larger than ${size}; send less (attach fewer or smaller files).`,
+    );
+  }
+  let body: { id?: unknown; messages?: unknown } | undefined;
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  const checked = await safeValidateUIMessages<UI_MESSAGE>({ messages: body?.messages });
+  if (!checked.success)
+    return refuse(
+      400,
+      `Expected { messages: UIMessage[] } as useChat sends them: ${checked.error.message}`,
+    );
+  const messages = checked.data;
+  if (messages.length > maxMessages)
+    return refuse(
+      400,
+      `Too many messages: ${messages.length} (at most ${maxMessages}); start a new chat.`,
+    );
+  for (const [index, message] of messages.entries()) {
+    let chars = 0;
+    for (const part of message.parts) if (part.type === 'text') chars += part.text.length;
+    if (chars > maxMessageChars)
+      return refuse(
+        400,
+        `Message ${index + 1} is too long: ${chars} characters (at most ${maxMessageChars}); attach long text as a file instead.`,
+      );
+  }
+  const id = body?.id;
+  return { messages, chatId: typeof id === 'string' && /^[\w-]{1,100}$/.test(id) ? id : undefined };
+}
+
+const refuse = (status: number, error: string) => ({
+  response: Response.json({ error }, { status }),
+});
+
+/** The body as text, or undefined when it is (or says it is) larger than `max` bytes. */
+async function readBody(
+  request: Request,
+  max: number,
+  abortSignal: AbortSignal,
+): Promise<string | undefined> {
+  abortSignal.throwIfAborted();
+  if (Number(request.headers.get('content-length') ?? Number.NaN) > max) {
+    await request.body?.cancel();
+    return undefined;
+  }
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const onAbort = () => void reader.cancel(abortSignal.reason).catch(() => {});
+  abortSignal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      abortSignal.throwIfAborted();
+      if (done) break;
+      size += value.byteLength;
+      if (size > max) {
+        await reader.cancel();
+        return undefined;
+      }
+      chunks.push(value);
+    }
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return new TextDecoder().decode(bytes);
+  } finally {
+    abortSignal.removeEventListener('abort', onAbort);
+  }
+}

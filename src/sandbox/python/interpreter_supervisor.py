@@ -74,7 +74,7 @@ current = None  # the cell running: dict
 pending_control = bytearray()
 stdin_buffer = bytearray()
 records_buffer = bytearray()
-last_activity = time.monotonic()
+last_activity = None  # set when the kernel is ready
 selector = selectors.DefaultSelector()
 selector.register(0, selectors.EVENT_READ, "stdin")
 selector.register(records_r, selectors.EVENT_READ, "records")
@@ -194,7 +194,10 @@ def start_next():
 
 
 def on_record(kind, payload):
+    global last_activity
     if kind == b"ready":
+        # Idle time counts from here: the pre-imports may take longer than idleMs under load.
+        last_activity = time.monotonic()
         frame(b"-", b"ready")
     elif kind == b"rec" and current is not None:
         current["records"] += 1
@@ -248,11 +251,13 @@ while True:
         wait = current["deadline"] - now
         if wait <= 0:
             stop_cell("timeout")
+    elif last_activity is None:
+        wait = None  # still starting: the host's start deadline bounds this
     else:
         wait = last_activity + IDLE_MS / 1000 - now
         if wait <= 0 and not queue:
             finish(0)
-    for key, _ in selector.select(timeout=max(0.0, wait)):
+    for key, _ in selector.select(timeout=None if wait is None else max(0.0, wait)):
         source = key.data
         if source == "stdin":
             try:

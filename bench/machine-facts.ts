@@ -25,7 +25,7 @@ export type MachineFacts = {
   v8: string;
   /** The Docker engine and its runsc, for benches that use one. */
   engine?: { docker: string; runtimes: string[]; runsc?: string };
-  /** `git describe` of the code measured, `-dirty` when it had uncommitted changes. */
+  /** The commit measured, `-dirty` when its code (src/, bench/) had uncommitted changes. */
   commit: string;
   /** 1-minute load average at the start, at the end, and the highest seen in between. */
   loadAverage: { start: number; end: number; max: number };
@@ -91,8 +91,16 @@ async function engineFacts(docker: Docker): Promise<NonNullable<MachineFacts['en
 
 async function commit(): Promise<string> {
   const cwd = new URL('..', import.meta.url).pathname;
-  return run('git', ['describe', '--always', '--dirty', '--abbrev=12'], { cwd }).then(
-    ({ stdout }) => stdout.trim(),
-    () => 'unknown',
-  );
+  try {
+    const head = (await run('git', ['rev-parse', '--short=12', 'HEAD'], { cwd })).stdout.trim();
+    // Results files and docs change as benches run; only the code measured counts.
+    const changed = await run(
+      'git',
+      ['status', '--porcelain', '--', 'src', 'bench', 'package.json', ':(exclude)bench/results'],
+      { cwd },
+    );
+    return changed.stdout.trim() === '' ? head : `${head}-dirty`;
+  } catch {
+    return 'unknown';
+  }
 }

@@ -84,11 +84,11 @@ function qualityTable(results: Results): string {
   for (const set of ['dev', 'dev-multi']) {
     lines.push([
       label[set]!,
-      'plain BM25 (reference from the set’s README)',
+      "plain BM25 (reference from the set's README)",
       ...REFERENCE[set]!.map(x => num(x, 1)),
     ]);
     for (const [mode, method] of [
-      ['single', 'ai-toolbelt lexical, `mode: ’single’`'],
+      ['single', "ai-toolbelt lexical, `mode: 'single'`"],
       ['multi', '**ai-toolbelt lexical (default, multi)**'],
     ] as const) {
       const row = results.row('quality', { set, retrieval: 'lexical', mode });

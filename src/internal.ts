@@ -53,5 +53,5 @@ export { createMcpTool, type McpCall } from './mcp/create-mcp-tool.ts';
 export { listAllTools } from './mcp/list-all-tools.ts';
 export { assignToolNames } from './mcp/tool-names.ts';
 export { toModelOutput, type McpCallResult, type ModelOutput } from './mcp/to-model-output.ts';
-export { INSTANCE_LABEL, SANDBOX_LABEL } from './sandbox/labels.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/labels.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sandbox/sweep.ts';

@@ -139,6 +139,22 @@ export function decodeSnapshotChunk(
   return { dimensions: length, scales, codes: new Int8Array(bytes.buffer, rows * 4) };
 }
 
+/**
+ * The int8 values of decoded chunks, one view per vector in catalog order, without copying: each
+ * points the way its vector does (the scale only sets its length), which is all a cosine index
+ * needs (it normalises what it stores).
+ */
+export function snapshotDirections(
+  chunks: readonly { dimensions: number; scales: Float32Array; codes: Int8Array }[],
+): Int8Array[] {
+  const rows: Int8Array[] = [];
+  for (const { dimensions, scales, codes } of chunks) {
+    for (let r = 0; r < scales.length; r++)
+      rows.push(codes.subarray(r * dimensions, (r + 1) * dimensions));
+  }
+  return rows;
+}
+
 /** Dequantized vectors of decoded chunks, in catalog order, as views of one buffer. */
 export function snapshotVectors(
   chunks: readonly { dimensions: number; scales: Float32Array; codes: Int8Array }[],

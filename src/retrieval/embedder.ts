@@ -14,8 +14,11 @@ export type EmbedOptions = {
   refresh?: boolean;
 };
 
-/** Vectors of a catalog's texts; `approximate` when they came from a snapshot (int8). */
-export type CatalogVectors = { vectors: Float32Array[]; approximate: boolean };
+/**
+ * Vectors of a catalog's texts; `approximate` when they came from a snapshot: int8 values that
+ * point each vector's way (for cosine similarity), not its length.
+ */
+export type CatalogVectors = { vectors: ArrayLike<number>[]; approximate: boolean };
 
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {

@@ -65,10 +65,12 @@ export interface EmbeddingCache {
   write(request: EmbeddingCacheWrite): Promise<void>;
   /**
    * The vectors of a catalog's texts (same order) from its whole-catalog snapshot, in one store
-   * round trip: approximate (int8), for ranking until the exact ones are read. Undefined when
-   * there is none (or no store).
+   * round trip: approximate (int8, each pointing its vector's way; its length is not kept), for
+   * a cosine index until the exact ones are read. Undefined when there is none (or no store).
    */
-  readSnapshot?(request: Omit<EmbeddingCacheRead, 'persist'>): Promise<Float32Array[] | undefined>;
+  readSnapshot?(
+    request: Omit<EmbeddingCacheRead, 'persist'>,
+  ): Promise<ArrayLike<number>[] | undefined>;
   /** Keeps a catalog's vectors as a snapshot for the next start. Never throws for a failing store. */
   writeSnapshot?(request: {
     modelId: string;

@@ -56,7 +56,7 @@ export class RetrievalChannels {
   set(
     slot: number,
     analyzed: AnalyzedFields | undefined,
-    vector: Float32Array | undefined,
+    vector: ArrayLike<number> | undefined,
     approximate = false,
   ): void {
     if (analyzed) this.lexical?.set(slot, analyzed);
@@ -246,7 +246,7 @@ export class RetrievalChannels {
     abortSignal,
   }: {
     /** A vector the model just made. */
-    vector: Float32Array;
+    vector: ArrayLike<number>;
     /** Every indexed tool: its slot and embedding text. */
     tools: () => { slot: number; text: string }[];
     /** Called once the new vectors are in, to put learned usage back. */

@@ -5,7 +5,7 @@ import {
   decodeSnapshotChunk,
   encodeSnapshot,
   snapshotCatalog,
-  snapshotVectors,
+  snapshotDirections,
 } from './catalog-snapshot.ts';
 
 /** Fewer texts than this are read key by key: a snapshot pays off for catalogs, not for a tool. */
@@ -21,13 +21,16 @@ type Guarded = <T>(
 
 /** Reads and writes whole-catalog snapshots (see `catalog-snapshot.ts`) in a store. */
 export type SnapshotCache = {
-  /** The vectors of `texts` (same order) from their catalog's snapshot, approximate; undefined on a miss. */
+  /**
+   * The vectors of `texts` (same order) from their catalog's snapshot, approximate and as int8
+   * directions (see `snapshotDirections`); undefined on a miss.
+   */
   read(request: {
     modelId: string;
     texts: readonly string[];
     dimensions?: number | undefined;
     abortSignal?: AbortSignal | undefined;
-  }): Promise<Float32Array[] | undefined>;
+  }): Promise<Int8Array[] | undefined>;
   /** Writes the snapshot of `texts` (their vectors in the same order) and drops the oldest beyond the limit. */
   write(request: {
     modelId: string;
@@ -108,7 +111,7 @@ export function snapshotCache({
         snapshot: true,
       });
       if (!hit) return undefined;
-      const vectors = snapshotVectors(decoded);
+      const vectors = snapshotDirections(decoded);
       const byText = new Map(catalog.texts.map((text, i) => [text, vectors[i]!]));
       return texts.map(text => byText.get(text)!);
     },

@@ -161,7 +161,7 @@ export class ToolIndex {
       ? await embedding
       : { vectors: [], approximate: false };
     await usageLoad;
-    if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
+    if (vectors.length > 0) await this.matchDimensions(vectors[0]!, abortSignal);
     this.channels.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
@@ -346,7 +346,10 @@ export class ToolIndex {
     return (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
   }
 
-  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
+  private async matchDimensions(
+    vector: ArrayLike<number>,
+    abortSignal?: AbortSignal,
+  ): Promise<void> {
     const rebuilt = await this.channels.matchDimensions({
       vector,
       tools: () =>

@@ -139,7 +139,8 @@ export class VectorIndex {
     const storage = this.storage as MatrixStorage;
     const offset = slot * storage.stride;
     const scale = norm === 0 ? 0 : 1 / norm; // a zero vector matches nothing
-    for (let i = 0; i < dims; i++) storage.data[offset + i] = (vector[i] as number) * scale;
+    const data = storage.data;
+    for (let i = 0; i < dims; i++) data[offset + i] = (vector[i] as number) * scale;
     if (!this.has(slot)) this.count++;
     if (this.live[slot] === 2) this.approximate--;
     this.live[slot] = approximate ? 2 : 1;

@@ -82,8 +82,15 @@ export async function benchConversation({
     // A conversation of exactly the setup cells, so each restore re-runs the same 3 cells.
     const restored = { id: `bench-restore-${i}`, userId: 'bench-user' };
     for (const code of SETUP) ok(await sandbox.executeCell(code, { conversation: restored }));
+    // This sandbox's interpreters only: others on the engine belong to other processes.
     const live = await docker.listContainers({
-      filters: { label: ['ai-toolbelt.sandbox.kind=conversation'], status: ['running'] },
+      filters: {
+        label: [
+          'ai-toolbelt.sandbox.kind=conversation',
+          `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
+        ],
+        status: ['running'],
+      },
     });
     await Promise.all(live.map(info => docker.getContainer(info.Id).kill()));
     const [ms, result] = await timed(() =>

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
-import { KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
+import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
 import { startRedisServer, describeRedis, type RedisServer } from '../helpers/redis-server.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
@@ -27,10 +27,20 @@ let conversations = 0;
 /** A fresh conversation of `userId` (conversation ids are unique per test). */
 const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, userId });
 
-/** The interpreter container of the last cell's conversation is found by its labels. */
-async function liveInterpreters(): Promise<string[]> {
+/**
+ * This sandbox's running interpreters, by their labels: only its instance's, since other test
+ * files (and other checkouts) run interpreters on the same engine at the same time.
+ */
+async function liveInterpreters(sandbox: DockerSandbox): Promise<string[]> {
   const list = await docker.listContainers({
-    filters: { label: [SANDBOX_LABEL, `${KIND_LABEL}=conversation`], status: ['running'] },
+    filters: {
+      label: [
+        SANDBOX_LABEL,
+        `${KIND_LABEL}=conversation`,
+        `${INSTANCE_LABEL}=${sandbox.instanceId}`,
+      ],
+      status: ['running'],
+    },
   });
   return list.map(info => info.Id);
 }
@@ -119,7 +129,7 @@ describeSandbox('conversation interpreters (real engine)', () => {
     const conversation = conversationOf();
     await turn(sandbox, conversation, 'import random\nbase = 40\nfactor = 2');
     await turn(sandbox, conversation, 'total = base + factor');
-    const before = new Set(await liveInterpreters());
+    const before = new Set(await liveInterpreters(sandbox));
     const handles = await Promise.all(
       [...before].map(async id => ({ id, info: await docker.getContainer(id).inspect() })),
     );

@@ -72,7 +72,7 @@ function mcpSentence(results: Results): string {
   return [
     `**MCP** (\`npm run bench:mcp\`): discovering ${num(n(stdio, 'tools'))} tools served ${n(stdio, 'pageSize')} per page takes ${ms(n(stdio, 'discoverMs'))} over stdio`,
     `(spawn included) and ${ms(n(http, 'discoverMs'))} over HTTP; a \`list_changed\` reaches the index in ${ms(n(stdio, 'listChangedToIndexMs'))} / ${ms(n(http, 'listChangedToIndexMs'))} (${ms(n(stdio, 'debounceMs'))} of`,
-    `it is the debounce).`,
+    `it is the debounce). ${measuredOn(results.file('mcp').machine, 'npm run bench:mcp')}`,
   ].join('\n');
 }
 

@@ -168,7 +168,21 @@ function coldStartTable(results: Results): string {
       }),
     ),
     '',
-    `${num(n(lexical, 'tools'))} tools; medians of ${n(lexical, 'runs')} rounds, each a fresh process per case; the phases are medians too, so they need not add up. ${measuredOn(machine, 'npm run bench:cold-start')}`,
+    `${num(n(lexical, 'tools'))} tools; medians of ${n(lexical, 'runs')} rounds, each a fresh process per case; the phases are medians too, so they need not add up. Warm and cold starts selected ${results.row('cold-start', { check: 'warm and cold select the same tools' }).ok === true ? 'the same tools' : 'different tools'}. ${measuredOn(machine, 'npm run bench:cold-start')}`,
+  ].join('\n');
+}
+
+function coldStartSummary(results: Results): string {
+  const phase = (mode: string, name: string) =>
+    (results.row('cold-start', { mode }).phases as Record<string, number>)[name]!;
+  const warm = results.row('cold-start', { mode: 'hybrid-warm' });
+  const extra = (name: string) => ms(phase('hybrid-warm', name) - phase('lexical', name));
+  return [
+    `Here a warm start took ${ratio(n(warm, 'vsLexical'))} the lexical start and ${ratio(n(warm, 'vsHybridCold'))} the start with an empty store. Of what it`,
+    `adds to the lexical start, ${extra('importMs')} are the imports (the provider, unstorage and its Redis client), ${extra('indexMs')} building`,
+    `the index (the snapshot's read, mostly while the lexical index is built, and its vectors), and ${extra('selectMs')} the`,
+    `first selection: the app's first embedding request (loading the HTTP client, the provider's first`,
+    `answer; a cold start pays these while embedding the catalog) and rescoring the candidates.`,
   ].join('\n');
 }
 
@@ -179,6 +193,7 @@ export const retrievalFigures: Renderers = {
     'quality-table': qualityTable,
     'warm-recall-table': warmRecallTable,
     'cold-start-table': coldStartTable,
+    'cold-start-summary': coldStartSummary,
   },
   values: {},
 };

@@ -18,6 +18,23 @@ const dataStack = (results: Results, preimport: boolean) =>
   results.row('data-stack', { snippet: 'pandas+chart', preimport });
 const cpuSeconds = (x: number) => `${num(x, x < 10 ? 1 : 0)} CPU-seconds`;
 
+const rounds = (t: Row): string => {
+  const per = t.perRound as Record<string, number[]>;
+  const names: Record<string, string> = {
+    sustained: 'sandbox',
+    floor: 'floor',
+    floorAtMarker: 'released at the marker',
+  };
+  return Object.entries(names)
+    .map(([key, name]) => `${name} ${per[key]!.map(x => num(x, 2)).join(' / ')}`)
+    .join('; ');
+};
+// Negative is noise between rounds, not a gain from holding the slot.
+const holdCost = (t: Row): string =>
+  n(t, 'slotHoldCost') > 0
+    ? pct(n(t, 'slotHoldCost'))
+    : `nothing measurable (${pct(n(t, 'slotHoldCost'))}, within the rounds' spread)`;
+
 function sandboxTable(results: Results): string {
   const l = latency(results);
   const t = throughput(results);
@@ -52,17 +69,14 @@ function sandboxTable(results: Results): string {
           'floor with the slot given back at the done marker',
           perSec(n(t, 'floorReleasedAtMarkerPerSec')),
         ],
-        [
-          'throughput cost of holding the slot until the container is gone',
-          pct(n(t, 'slotHoldCost')),
-        ],
+        ['throughput cost of holding the slot until the container is gone', holdCost(t)],
         ['sustained with pre-imports on', perSec(n(t, 'sustainedPreimportPerSec'))],
         ['idle warm container (pre-imports off)', mib(n(l, 'idleMiB'))],
         ['containers left after close', num(leaked)],
       ],
     ),
     '',
-    `Cold and warm: ${n(l, 'runs')} runs each. Throughput: steady state, ${n(t, 'secondsPerWindow')}-second windows opened after ${n(t, 'warmupRuns')} runs (so the pool readied before the loop is not counted), mean of ${n(t, 'rounds')} rounds alternating sandbox, floor and floor released at the marker; \`maxConcurrentStarts\` ${n(t, 'maxConcurrentStarts')}. ${measuredOn(results.file('sandbox').machine, 'npm run bench:sandbox')}`,
+    `Cold and warm: ${n(l, 'runs')} runs each. Throughput: steady state, ${n(t, 'secondsPerWindow')}-second windows opened after ${n(t, 'warmupRuns')} runs (so the pool readied before the loop is not counted), mean of ${n(t, 'rounds')} rounds alternating sandbox, floor and floor released at the marker (runs/s per round: ${rounds(t)}); \`maxConcurrentStarts\` ${n(t, 'maxConcurrentStarts')}. ${measuredOn(results.file('sandbox').machine, 'npm run bench:sandbox')}`,
   ].join('\n');
 }
 
@@ -74,7 +88,7 @@ function sandboxSummary(results: Results): string {
     `**Sandbox** (\`npm run bench:sandbox\`, runsc, \`print(1)\`): cold p50 ${ms(n(l, 'coldP50Ms'))} to the result (create+start+run),`,
     `${ms(n(l, 'coldRemovedP50Ms'))} until the container is removed; from the warm pool p50 ${ms(n(l, 'warmP50Ms'))} (${ratio(n(l, 'warmOverCold'))} cold). Sustained`,
     `${perSec(n(t, 'sustainedPerSec'))} with 4 callers, where the same containers, pipelined the same way by bare dockerode calls, reach`,
-    `${perSec(n(t, 'floorPerSec'))} (${ratio(n(t, 'sustainedOverFloor'))}); holding each run's slot until its container is gone costs ${pct(n(t, 'slotHoldCost'))} of that floor.`,
+    `${perSec(n(t, 'floorPerSec'))} (${ratio(n(t, 'sustainedOverFloor'))}); holding each run's slot until its container is gone costs ${holdCost(t)} of that floor.`,
     `${mib(n(l, 'idleMiB'))} per idle warm container; ${num(n(results.row('sandbox', { case: 'leaked' }), 'leaked'))} containers leaked. The hardening (supervisor, slot held until`,
     `removal), same bench against the commit before it: cold ${ratio(n(h, 'cold'))}, warm ${ratio(n(h, 'warm'))}, sustained ${ratio(n(h, 'sustained'))} (see`,
     `[docs/sandbox.md](docs/sandbox.md#performance-2-cores-npm-run-benchsandbox)).`,

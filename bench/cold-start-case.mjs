@@ -73,12 +73,15 @@ console.log(
       catalogMs: read - imported,
       indexMs: indexed - read,
       selectMs: selected - indexed,
-      // Inside indexMs: reading the store (or file), from the cache's own `read` events.
+      // Reading the store (or file), from the cache's own `read` events: the start's, and the
+      // first selection's (rescoring its candidates with the exact vectors).
       storeReadMs: cacheEvents.reduce(
         (sum, event) => sum + (event.type === 'read' ? event.ms : 0),
         0,
       ),
     },
+    storeReads: cacheEvents.filter(event => event.type === 'read').length,
+    snapshotHit: cacheEvents.some(event => event.snapshot && event.hits > 0),
     selected: (params.tools ?? []).map(tool => tool.name),
     cacheErrors: cacheEvents.filter(event => event.type !== 'read'),
   }),

@@ -7,8 +7,9 @@
 //   hybrid-cold  embedding model, empty store: every tool is embedded
 //   hybrid-warm  the store filled by the previous (cold) process
 // The store is a real redis-server when installed (else the JSON-lines file).
-// Each case runs RUNS times; figures are medians. Usage: npm run bench:cold-start
-// (CPU_PROF_DIR=dir adds a V8 CPU profile per process).
+// Each case runs RUNS (5) times, the three cases in turn; figures are medians.
+// Usage: npm run bench:cold-start (writes bench/results/cold-start.json;
+// CPU_PROF_DIR=dir adds a V8 CPU profile per process).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +18,16 @@ import { promisify } from 'node:util';
 import { readToolCatalog } from '../src/retrieval/catalog-file.ts';
 import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
+import { benchResults } from './bench-results.ts';
 
 const TOOLS = 3000;
-const RUNS = Number(process.env.RUNS ?? 3);
+const RUNS = Number(process.env.RUNS ?? 5);
+const results = benchResults({
+  name: 'cold-start',
+  command: 'npm run bench:cold-start',
+  args: process.env.RUNS ? [`RUNS=${RUNS}`] : [],
+  notes: ['wall time from process start to the first selection; medians of the rounds'],
+});
 const QUERY = 'what will the weather be like in Paris tomorrow?';
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
@@ -46,6 +54,8 @@ type CaseReport = {
   cpuMs: number;
   phases: Record<string, number>;
   selected: string[];
+  storeReads: number;
+  snapshotHit: boolean;
 };
 
 async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, string>) {
@@ -84,7 +94,7 @@ async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, st
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number) => Math.round(x * 10) / 10;
-const results: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
+const cases: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
   lexical: [],
   'hybrid-cold': [],
   'hybrid-warm': [],
@@ -94,15 +104,16 @@ for (let i = 0; i < RUNS; i++) {
   const storeEnv: Record<string, string> = redis
     ? { STORE: 'redis', REDIS_URL: `${redis.url}/${i % 16}` }
     : { STORE: 'file', CACHE_FILE: join(dir, `embeddings-${i}.jsonl`) };
-  results.lexical!.push(await coldStart('lexical', {}));
-  results['hybrid-cold']!.push(await coldStart('hybrid', storeEnv));
-  results['hybrid-warm']!.push(await coldStart('hybrid', storeEnv));
+  cases.lexical!.push(await coldStart('lexical', {}));
+  cases['hybrid-cold']!.push(await coldStart('hybrid', storeEnv));
+  cases['hybrid-warm']!.push(await coldStart('hybrid', storeEnv));
 }
 
-const cold = results['hybrid-cold']!;
+const cold = cases['hybrid-cold']!;
 const coldMs = median(cold.map(r => r.coldStartMs));
 const coldIndexMs = median(cold.map(r => r.phases.indexMs!));
-for (const [mode, runs] of Object.entries(results)) {
+const lexicalMs = median(cases.lexical!.map(r => r.coldStartMs));
+for (const [mode, runs] of Object.entries(cases)) {
   const coldStartMs = median(runs.map(r => r.coldStartMs));
   const phases = Object.fromEntries(
     Object.keys(runs[0]!.phases).map(phase => [
@@ -110,26 +121,35 @@ for (const [mode, runs] of Object.entries(results)) {
       round(median(runs.map(r => r.phases[phase]!))),
     ]),
   );
-  console.log(
-    JSON.stringify({
-      tools: TOOLS,
-      mode,
-      coldStartMs: round(coldStartMs),
-      embedCalls: median(runs.map(r => r.embedCalls)),
-      embeddedTexts: median(runs.map(r => r.embeddedTexts)),
-      cpuMs: round(median(runs.map(r => r.cpuMs))),
-      ...(mode === 'lexical' ? {} : { store: storeName }),
-      // Ratios against hybrid-cold in this run: the whole start, and building the index alone.
-      vsHybridCold: Math.round((coldStartMs / coldMs) * 100) / 100,
-      indexVsHybridCold: Math.round((phases.indexMs! / coldIndexMs) * 100) / 100,
-      phases,
-      runs: runs.length,
-    }),
-  );
+  results.row({
+    tools: TOOLS,
+    mode,
+    coldStartMs: round(coldStartMs),
+    embedCalls: median(runs.map(r => r.embedCalls)),
+    embeddedTexts: median(runs.map(r => r.embeddedTexts)),
+    cpuMs: round(median(runs.map(r => r.cpuMs))),
+    ...(mode === 'lexical'
+      ? {}
+      : {
+          store: storeName,
+          storeReads: median(runs.map(r => r.storeReads)),
+          snapshotHits: runs.filter(r => r.snapshotHit).length,
+        }),
+    // Ratios in this run: against the lexical start and the hybrid one with an empty store
+    // (the whole start), and building the index alone against the empty-store one.
+    vsLexical: Math.round((coldStartMs / lexicalMs) * 100) / 100,
+    vsHybridCold: Math.round((coldStartMs / coldMs) * 100) / 100,
+    indexVsHybridCold: Math.round((phases.indexMs! / coldIndexMs) * 100) / 100,
+    phases,
+    runs: runs.length,
+  });
 }
-const selections = (mode: string) => new Set(results[mode]!.map(r => r.selected.join()));
-if ([...selections('hybrid-warm')].join() !== [...selections('hybrid-cold')].join())
-  console.error('warning: warm and cold starts selected different tools');
+const selections = (mode: string) => new Set(cases[mode]!.map(r => r.selected.join()));
+const sameSelection =
+  [...selections('hybrid-warm')].join() === [...selections('hybrid-cold')].join();
+if (!sameSelection) console.error('warning: warm and cold starts selected different tools');
+results.row({ check: 'warm and cold select the same tools', ok: sameSelection });
+await results.save();
 
 await redis?.stop();
 await rm(dir, { recursive: true, force: true });

@@ -106,8 +106,15 @@ export async function benchConversation({
       conversation: restored,
     });
     while (sandbox.warmInterpreterCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+    // This sandbox's interpreters only: others on the engine belong to other processes.
     const live = await docker.listContainers({
-      filters: { label: ['ai-toolbelt.sandbox.kind=conversation'], status: ['running'] },
+      filters: {
+        label: [
+          'ai-toolbelt.sandbox.kind=conversation',
+          `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
+        ],
+        status: ['running'],
+      },
     });
     const victims = all ? live : live.filter(info => info.Id.startsWith(host.stdout.trim()));
     await Promise.all(victims.map(info => docker.getContainer(info.Id).kill()));
@@ -141,6 +148,7 @@ export async function benchConversation({
     restoreMs: round(percentile(restoreTimes, 0.5)),
     restoreColdMs: round(percentile(coldRestoreTimes, 0.5)),
     restoreRounds: restores,
+    restoreCells: SETUP.length + 1,
     restoreMethod: 'replay',
     idleMiB: round(idle),
   };

@@ -1,35 +1,153 @@
-// The engine floor of bench:sandbox: what the Docker engine sustains for one-use containers
-// run exactly the way the sandbox runs them, without the sandbox's own code. Like for like:
-// - the same container (containerSpec, same limits, image and runtime);
-// - the same command: `timeout -s KILL <ttl> python3 -c BOOTSTRAP`, pre-imports off;
-// - the same I/O: attach with stdin before start, the run input written to stdin, the output
-//   read until the stream ends, `docker wait` for the exit code;
-// - the same teardown: every container is force-removed and its removal waited for (the
-//   sandbox holds a run's slot until its container is gone);
-// - the same start concurrency: `workers` loops, each one container at a time, so at most
-//   `workers` containers are created and started at once (the sandbox's
-//   `maxConcurrentStarts`).
+// The engine floor of bench:sandbox: what the Docker engine sustains for one-use containers run
+// the way the sandbox runs them, by bare dockerode calls and none of the sandbox's code. Like
+// for like with `DockerSandbox({ warmPoolSize: 4, maxConcurrentExecutions: 4, preimport: [] })`:
+// - the same container: containerSpec with the sandbox's default limits, image and runtime, and
+//   the same command (`timeout -s KILL <ttl> python3 -c SUPERVISOR BOOTSTRAP`);
+// - the same pipelining: a pool of `poolSize` containers started ahead with at most
+//   `maxConcurrentStarts` starts in flight, refilled as containers are taken (for waiting callers
+//   first), so starts overlap runs; `callers` runs at once, each holding one of `callers` slots;
+// - the same run: attached with stdin before start, the run input written to stdin, the result
+//   taken when the supervisor's done marker has arrived on both streams;
+// - the same teardown: force-removal right after the marker; with `holdSlotUntilRemoved` (as the
+//   sandbox does) the slot is given back once the container is gone, without it at the marker;
+// - timed the same way (see closed-loop.ts).
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { bootstrapCommand, createNonce, encodeRunInput } from '../src/sandbox/bootstrap.ts';
+import {
+  READY_MARKER,
+  bootstrapCommand,
+  createNonce,
+  encodeRunInput,
+} from '../src/sandbox/bootstrap.ts';
 import { containerSpec } from '../src/sandbox/container-spec.ts';
+import { resolveDockerSandboxOptions } from '../src/sandbox/docker-sandbox-options.ts';
 import { FrameDemuxer } from '../src/sandbox/frame-demuxer.ts';
+import { INSTANCE_LABEL } from '../src/sandbox/labels.ts';
+import { resolveRecordCaps } from '../src/sandbox/record-budget.ts';
+import { type ClosedLoopResult, closedLoop } from './closed-loop.ts';
+
+/** A bare container, attached and started, with what it printed so far. */
+export type BareContainer = {
+  container: Docker.Container;
+  socket: Duplex;
+  stdout: string;
+  stderr: string;
+  /** Settles once the bootstrap waits for code (its ready marker on stderr). */
+  ready: Promise<void>;
+};
 
 /**
- * Runs `print(1)` through bare containers for `seconds` with `workers` loops; returns the runs
- * and the time they took (runs / s is the floor).
+ * The sandbox's container for a one-use run, with its default limits: what `DockerSandbox`
+ * creates for its warm pool, labelled with a bench instance of its own.
  *
  * @example
  * ```ts
- * const { count, ms } = await engineFloor({ docker, image, runtime: 'runsc', workers: 2, seconds: 15 });
+ * const spec = bareContainerSpec({ image, runtime: 'runsc', preimport: [] });
+ * ```
+ */
+export function bareContainerSpec({
+  image,
+  runtime,
+  preimport,
+}: {
+  /** The sandbox image. */
+  image: string;
+  /** The runtime (runsc). */
+  runtime: string;
+  /** Modules the bootstrap imports before it waits for code. */
+  preimport: readonly string[];
+}): Docker.ContainerCreateOptions {
+  const options = resolveDockerSandboxOptions({ image, preimport: [] });
+  // A pool container may idle up to warmMaxAgeMs, then run up to maxTimeoutMs (as the sandbox's).
+  const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
+  return containerSpec({
+    limits: {
+      image,
+      runtime,
+      memoryBytes: options.memoryBytes,
+      cpus: options.cpus,
+      pidsLimit: options.pidsLimit,
+      tmpfsMiB: options.tmpfsMiB,
+      // Labelled like the sandbox's, so the bench's leak check sees them too.
+      labels: { [INSTANCE_LABEL]: `bench-${randomUUID()}` },
+    },
+    cmd: bootstrapCommand({ ttlMs, preimport }),
+    ttlMs,
+    kind: 'execute',
+    openStdin: true,
+  });
+}
+
+/**
+ * Creates, attaches to (stdin included) and starts a container, as the sandbox does; `remove`
+ * takes it if starting fails half-way.
+ *
+ * @example
+ * ```ts
+ * const bare = await startBare({ docker, spec, remove: c => c.remove({ force: true }) });
+ * await bare.ready;
+ * ```
+ */
+export async function startBare({
+  docker,
+  spec,
+  remove,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** What to create. */
+  spec: Docker.ContainerCreateOptions;
+  /** Removes a container whose start failed. */
+  remove: (container: Docker.Container) => unknown;
+}): Promise<BareContainer> {
+  const container = await docker.createContainer(spec);
+  try {
+    const socket = (await container.attach({
+      stream: true,
+      stdin: true,
+      stdout: true,
+      stderr: true,
+      hijack: true,
+    })) as Duplex;
+    let onReady = () => {};
+    const ready = new Promise<void>(resolve => (onReady = resolve));
+    const bare: BareContainer = { container, socket, stdout: '', stderr: '', ready };
+    const readyMarker = READY_MARKER.toString('latin1');
+    const demuxer = new FrameDemuxer({
+      onPayload: (stream, payload) => {
+        bare[stream] += payload.toString('latin1');
+        if (stream === 'stderr' && bare.stderr.startsWith(readyMarker)) onReady();
+      },
+    });
+    socket.on('data', (data: Buffer) => demuxer.push(data));
+    socket.on('error', () => {});
+    await container.start();
+    return bare;
+  } catch (error) {
+    remove(container);
+    throw error;
+  }
+}
+
+/**
+ * Runs `print(1)` through bare containers in a closed loop; returns the steady-state throughput.
+ *
+ * @example
+ * ```ts
+ * const { perSec } = await engineFloor({ docker, image, runtime: 'runsc', seconds: 10, warmupRuns: 8 });
  * ```
  */
 export async function engineFloor({
   docker,
   image,
   runtime,
-  workers,
+  callers = 4,
+  poolSize = 4,
+  maxConcurrentStarts = 2,
+  holdSlotUntilRemoved = true,
   seconds,
+  warmupRuns,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -37,83 +155,137 @@ export async function engineFloor({
   image: string;
   /** The runtime the sandbox uses (runsc). */
   runtime: string;
-  /** Loops at once (the sandbox's start concurrency). */
-  workers: number;
-  /** How long to measure. */
+  /** Runs at once (the sandbox's callers and `maxConcurrentExecutions`). */
+  callers?: number;
+  /** Containers started ahead (`warmPoolSize`). */
+  poolSize?: number;
+  /** Starts in flight at once (`maxConcurrentStarts`). */
+  maxConcurrentStarts?: number;
+  /** Give a run's slot back once its container is gone (the sandbox's way), not at its marker. */
+  holdSlotUntilRemoved?: boolean;
+  /** Length of the measured window. */
   seconds: number;
-}): Promise<{ count: number; ms: number }> {
-  const ttlMs = 60_000;
-  // Labelled like the sandbox's (containerSpec), so the bench's leak check sees them too.
-  const spec = containerSpec({
-    limits: {
-      image,
-      runtime,
-      memoryBytes: 256 * 1024 * 1024,
-      cpus: 1,
-      pidsLimit: 128,
-      tmpfsMiB: 32,
-    },
-    cmd: bootstrapCommand({ ttlMs, preimport: [] }),
-    ttlMs,
-    kind: 'execute',
-    openStdin: true,
+  /** Runs before the window opens. */
+  warmupRuns: number;
+}): Promise<ClosedLoopResult> {
+  const options = resolveDockerSandboxOptions({ image, preimport: [] });
+  const spec = bareContainerSpec({ image, runtime, preimport: [] });
+  const caps = resolveRecordCaps({
+    images: options.maxImages,
+    files: options.maxOutputFiles,
+    bytes: options.maxArtifactBytes,
   });
-  const caps = { images: 10, files: 20, bytes: 8 * 1024 * 1024 };
-  const once = async (): Promise<void> => {
-    const container = await docker.createContainer(spec);
-    try {
-      const socket = (await container.attach({
-        stream: true,
-        stdin: true,
-        stdout: true,
-        stderr: true,
-        hijack: true,
-      })) as Duplex;
-      let stdout = '';
-      const demuxer = new FrameDemuxer({
-        onPayload: (stream, payload) => {
-          if (stream === 'stdout') stdout += payload.toString('latin1');
+  const removals = new Set<Promise<void>>();
+  let removalError: { error: unknown } | undefined;
+  // Settles once the container is gone; a failed removal fails the measurement at its end.
+  const remove = (container: Docker.Container): Promise<void> => {
+    const removal: Promise<void> = container
+      .remove({ force: true, v: true })
+      .then(
+        () => undefined,
+        (error: unknown) => void (removalError ??= { error }),
+      )
+      .finally(() => removals.delete(removal));
+    removals.add(removal);
+    return removal;
+  };
+
+  const start = () => startBare({ docker, spec, remove });
+
+  // The warm pool: FIFO, refilled up to poolSize plus waiting callers, maxConcurrentStarts at once.
+  const idle: BareContainer[] = [];
+  const waiters: { resolve: (c: BareContainer) => void; reject: (e: unknown) => void }[] = [];
+  let starting = 0;
+  let closed = false;
+  const pump = (): void => {
+    while (
+      !closed &&
+      starting < maxConcurrentStarts &&
+      idle.length + starting < poolSize + waiters.length
+    ) {
+      starting++;
+      start().then(
+        container => {
+          starting--;
+          const waiter = waiters.shift();
+          if (closed) void remove(container.container);
+          else if (waiter) waiter.resolve(container);
+          else idle.push(container);
+          pump();
         },
-      });
-      const ended = new Promise<void>(resolve => {
-        socket.on('data', (data: Buffer) => demuxer.push(data));
-        socket.once('end', resolve);
-        socket.once('close', resolve);
-        socket.once('error', resolve);
-      });
-      await container.start();
-      const exited = container.wait() as Promise<{ StatusCode: number }>;
-      const input = encodeRunInput({
-        proof: createNonce(),
-        nonce: createNonce(),
-        code: 'print(1)',
-        files: [],
-        caps,
-      });
-      for (const chunk of input.slice(0, -1)) socket.write(chunk);
-      socket.end(input.at(-1));
-      await ended;
-      const { StatusCode } = await exited;
-      socket.destroy();
-      if (StatusCode !== 0 || !stdout.startsWith('1\n')) {
-        throw new Error(
-          `engine floor run failed: exit ${StatusCode}, stdout ${JSON.stringify(stdout)}`,
-        );
-      }
-    } finally {
-      await container.remove({ force: true });
+        (error: unknown) => {
+          starting--;
+          waiters.shift()?.reject(error);
+          pump();
+        },
+      );
     }
   };
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  let count = 0;
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      while (performance.now() < deadline) {
-        await once();
-        count++;
-      }
-    }),
-  );
-  return { count, ms: performance.now() - started };
+  const acquire = (): Promise<BareContainer> => {
+    const ready = idle.shift();
+    const taken = ready
+      ? Promise.resolve(ready)
+      : new Promise<BareContainer>((resolve, reject) => waiters.push({ resolve, reject }));
+    pump();
+    return taken;
+  };
+
+  // Slots: a run holds one from before it takes a container until its container is gone.
+  let free = callers;
+  const slotWaiters: (() => void)[] = [];
+  const takeSlot = async (): Promise<void> => {
+    if (free > 0) free--;
+    else await new Promise<void>(resolve => slotWaiters.push(resolve));
+  };
+  const giveSlot = (): void => {
+    const next = slotWaiters.shift();
+    if (next) next();
+    else free++;
+  };
+
+  const once = async (): Promise<void> => {
+    await takeSlot();
+    const started = await acquire();
+    const proof = createNonce();
+    const done = `\0ai-toolbelt:${proof}:`;
+    const input = encodeRunInput({
+      proof,
+      nonce: createNonce(),
+      code: 'print(1)',
+      files: [],
+      caps,
+    });
+    await new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (started.stdout.includes(done) && started.stderr.includes(done)) resolve();
+      };
+      // After the demuxer's own listener, so the output is already in.
+      started.socket.on('data', check);
+      started.socket.once('close', () => {
+        check();
+        reject(new Error(`engine floor run ended without its marker: ${started.stderr}`));
+      });
+      for (const chunk of input.slice(0, -1)) started.socket.write(chunk);
+      started.socket.end(input.at(-1));
+    });
+    started.socket.destroy();
+    if (!started.stdout.startsWith('1\n'))
+      throw new Error(`engine floor: stdout ${JSON.stringify(started.stdout)}`);
+    const removal = remove(started.container);
+    if (holdSlotUntilRemoved) void removal.then(giveSlot);
+    else giveSlot();
+  };
+
+  pump();
+  try {
+    return await closedLoop({ callers, warmupRuns, seconds, run: once });
+  } finally {
+    closed = true;
+    for (const container of idle.splice(0)) void remove(container.container);
+    while (starting > 0 || removals.size > 0) {
+      await Promise.allSettled([...removals]);
+      await new Promise(resolve => setTimeout(resolve, 20));
+    }
+    if (removalError) throw removalError.error;
+  }
 }

@@ -13,6 +13,7 @@
 //   restarted, readmitMs is the time from its restart to its re-admission, and leaked the
 //   containers of the sandbox left on either engine after close().
 // Prints JSON lines. Usage: node bench/fleet.ts [--runs 30] [--seconds 8]
+// (writes bench/results/fleet.json)
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -20,6 +21,7 @@ import Docker from 'dockerode';
 import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
 import { listSandboxContainers } from '../src/internal.ts';
 import { recordingDocker } from '../test/sandbox/fleet/recording-docker.ts';
+import { benchResults } from './bench-results.ts';
 
 const { values } = parseArgs({
   options: {
@@ -187,14 +189,19 @@ const ready = await local.ping().then(
   () => false,
 );
 if (!ready) startEngine2();
+const results = benchResults({
+  name: 'fleet',
+  command: 'npm run bench:fleet',
+  docker: new Docker(),
+  notes: ['two engines on one machine: the host dockerd and docker2 over TCP + mutual TLS'],
+});
 const { local: localP50, tls: tlsP50 } = await warmP50s();
-console.log(
-  JSON.stringify({
-    engine: 'tcp-tls',
-    warmP50Ms: round(tlsP50),
-    localWarmP50Ms: round(localP50),
-    warmOverLocal: Math.round((tlsP50 / localP50) * 1000) / 1000,
-    runs,
-  }),
-);
-console.log(JSON.stringify(await failover()));
+results.row({
+  engine: 'tcp-tls',
+  warmP50Ms: round(tlsP50),
+  localWarmP50Ms: round(localP50),
+  warmOverLocal: Math.round((tlsP50 / localP50) * 1000) / 1000,
+  runs,
+});
+results.row(await failover());
+await results.save();

@@ -14,9 +14,19 @@ import { listSandboxContainers } from '../src/internal.ts';
  */
 export async function idleMiB(
   docker: Docker,
-  { kind }: { /** Only containers of this kind (`execute`, `conversation`). */ kind?: string } = {},
+  {
+    kind,
+    instanceId,
+  }: {
+    /** Only containers of this kind (`execute`, `conversation`). */
+    kind?: string;
+    /** Only containers of this sandbox instance (else every one of this process). */
+    instanceId?: string;
+  } = {},
 ): Promise<number> {
-  const containers = await listSandboxContainers({ docker, pid: process.pid });
+  const containers = await listSandboxContainers(
+    instanceId === undefined ? { docker, pid: process.pid } : { docker, instanceId },
+  );
   const sizes = await Promise.all(
     containers
       .filter(info => info.State === 'running')

@@ -7,7 +7,7 @@
 // of stemmed words, 256-d, from test/helpers): no real embedding model is reachable
 // here, so hybrid rows show the mechanism, not what a real model would reach.
 // Also runs `ai-toolbelt eval --learn-from` on fold 0 of each set, to show its JSON.
-// Usage: node bench/learning.ts [--sets DIR,DIR]
+// Usage: node bench/learning.ts [--sets DIR,DIR] (writes bench/results/learning.json)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import { evaluateRetrieval } from '../src/retrieval/evaluate-retrieval.ts';
 import { learnFromQueries } from '../src/retrieval/learn-from-queries.ts';
 import { hashingEmbeddingModel } from '../test/helpers/hashing-embedding-model.ts';
+import { benchResults } from './bench-results.ts';
 
 const root = join(import.meta.dirname, '..');
 const { values } = parseArgs({
@@ -33,6 +34,7 @@ const { values } = parseArgs({
   },
 });
 const KS = [1, 5, 10];
+const results = benchResults({ name: 'learning', command: 'npm run bench:learning' });
 const EMBEDDER = 'hashing test embedder (hashed bag of stemmed words), 256-d';
 
 const fold = (id: string): 0 | 1 =>
@@ -71,19 +73,17 @@ for (const dir of values.sets.split(',')) {
       Object.fromEntries(
         KS.map((k, i) => [`R@${k}`, pct((sums[key][i] as number) / queries.length)]),
       );
-    console.log(
-      JSON.stringify({
-        set: dir.split('/').at(-1),
-        tools: tools.length,
-        queries: queries.length,
-        folds: folds.map(f => f.length),
-        retrieval,
-        ...(retrieval === 'hybrid' ? { embedder: EMBEDDER } : {}),
-        learned,
-        without: recall('without'),
-        withLearning: recall('with'),
-      }),
-    );
+    results.row({
+      set: dir.split('/').at(-1),
+      tools: tools.length,
+      queries: queries.length,
+      folds: folds.map(f => f.length),
+      retrieval,
+      ...(retrieval === 'hybrid' ? { embedder: EMBEDDER } : {}),
+      learned,
+      without: recall('without'),
+      withLearning: recall('with'),
+    });
   }
 
   // The CLI on fold 0 (learn from fold 1), to show `--learn-from` and its JSON.
@@ -109,14 +109,13 @@ for (const dir of values.sets.split(',')) {
       ],
       { encoding: 'utf8' },
     );
-    console.log(
-      JSON.stringify({
-        set: dir.split('/').at(-1),
-        cli: 'eval --learn-from (fold 0)',
-        ...JSON.parse(out),
-      }),
-    );
+    results.row({
+      set: dir.split('/').at(-1),
+      cli: 'eval --learn-from (fold 0)',
+      ...JSON.parse(out),
+    });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
+await results.save();

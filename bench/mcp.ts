@@ -5,7 +5,7 @@
 // notifications/tools/list_changed arriving to the index being updated (full
 // re-list of 1,200 tools + incremental upsert), with the default 50 ms
 // debounce and without it. One JSON line per transport; medians.
-// Usage: node bench/mcp.ts [--runs 5] [--changes 10]
+// Usage: node bench/mcp.ts [--runs 5] [--changes 10] (writes bench/results/mcp.json)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -16,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { connectMcpServers, type McpEvent, type McpServerConfig } from '../src/mcp/index.ts';
+import { benchResults } from './bench-results.ts';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '5' }, changes: { type: 'string', default: '10' } },
@@ -23,6 +24,7 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const changes = Number(values.changes);
 const TOOLS = 1200;
+const results = benchResults({ name: 'mcp', command: 'npm run bench:mcp' });
 const fixtures = fileURLToPath(new URL('../test/fixtures/mcp/', import.meta.url));
 const env = { TOOL_COUNT: String(TOOLS), PAGE_SIZE: '50', CONTROL: '1' };
 
@@ -144,8 +146,9 @@ try {
       runs,
       changes,
     };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
+    results.row(line);
   }
 } finally {
   http.child.kill('SIGTERM');
 }
+await results.save();

@@ -6,13 +6,15 @@
 //     each turn's list holds.
 //  2. Time per model call at 1,000 and 10,000 tools: `firstStepMs` is a turn's first
 //     call (retrieval; in hybrid mode the query embedding comes over HTTP from the local
-//     fake OpenAI-compatible server, then fusion), `cachedStepMs` a later step of the
-//     same turn (answered from the per-query cache). Tool vectors are pre-filled into
-//     the embedding cache, as a warm store would serve them.
+//     fake OpenAI-compatible server, then fusion), `laterStepMs` a later step of the same
+//     turn as generateText makes it: the model's tool call (with the selection marker the
+//     middleware put on it, as `providerOptions`) and the tool's result appended to the
+//     prompt, so the selection is read back from the conversation. Tool vectors are
+//     pre-filled into the embedding cache, as a warm store would serve them.
 //  3. Tool-definition tokens (o200k) per call in the wire format each API is sent
 //     (chat completions and the Responses API), read from the requests the fake server
 //     received: the whole catalog vs the selection.
-// Usage: node bench/middleware.ts
+// Usage: node bench/middleware.ts (writes bench/results/middleware.json)
 import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, tool, type ToolSet, wrapLanguageModel } from 'ai';
@@ -26,12 +28,14 @@ import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
 import type { ToolDescriptor } from '../src/retrieval/types.ts';
 import { fakeEmbedding } from '../test/fixtures/fake-openai/embeddings.ts';
 import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
+import { benchResults } from './bench-results.ts';
 import { buildConversations, runConversations } from './conversations.ts';
 
 const evalDir = join(import.meta.dirname, '..', 'test', 'fixtures', 'eval');
 const TOP_K = 5;
 const DIMENSIONS = 1536;
 const EMBEDDING_MODEL = 'text-embedding-3-small';
+const results = benchResults({ name: 'middleware', command: 'npm run bench:middleware' });
 const STAND_IN = `fake-openai server over HTTP (hashed bag of words standing in for ${EMBEDDING_MODEL}), ${DIMENSIONS}-d`;
 
 const median = (xs: number[]): number =>
@@ -55,7 +59,7 @@ for (const set of ['dev', 'dev-multi']) {
       catalog,
       topK: TOP_K,
     });
-    console.log(JSON.stringify({ bench: 'stability', set, stability, topK: TOP_K, ...figures }));
+    results.row({ bench: 'stability', set, stability, topK: TOP_K, ...figures });
   }
 }
 
@@ -69,6 +73,56 @@ const catalogOf = (size: number): ToolDescriptor[] =>
       name: i < catalog.length ? tool.name : `${tool.name}_${Math.floor(i / catalog.length)}`,
     };
   });
+
+type Prompt = { role: string; content: any[] }[];
+type Middleware = ReturnType<typeof toolSelection>['middleware'];
+const STEPS = 5;
+
+/** The model's answer to one step, through the middleware's wrapGenerate (which marks it). */
+async function callModel(middleware: Middleware, params: object) {
+  const sent = (params as { tools?: { name: string }[] }).tools ?? [];
+  // A model calls one of the tools it was given (not the pinned python tool).
+  const name = sent.find(tool => tool.name !== 'python')?.name ?? 'python';
+  return middleware.wrapGenerate!({
+    doGenerate: async () =>
+      ({
+        content: [
+          { type: 'tool-call', toolCallId: `call-${++calls}`, toolName: name, input: '{}' },
+        ],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage: {},
+        warnings: [],
+      }) as never,
+    doStream: undefined as never,
+    params: params as never,
+    model: undefined as never,
+  });
+}
+let calls = 0;
+
+/**
+ * What generateText appends after a step with tool calls: the assistant message (response
+ * parts' providerMetadata kept as providerOptions) and the tool results.
+ */
+function appendStep({ prompt, result }: { prompt: Prompt; result: { content: any[] } }): void {
+  prompt.push({
+    role: 'assistant',
+    content: result.content.map(({ providerMetadata, ...part }) => ({
+      ...part,
+      input: JSON.parse(part.input as string),
+      ...(providerMetadata ? { providerOptions: providerMetadata } : {}),
+    })),
+  });
+  prompt.push({
+    role: 'tool',
+    content: result.content.map(part => ({
+      type: 'tool-result',
+      toolCallId: part.toolCallId,
+      toolName: part.toolName,
+      output: { type: 'json', value: { ok: true } },
+    })),
+  });
+}
 
 await using fake = await startFakeOpenAI({ embeddingDimensions: DIMENSIONS });
 const openai = createOpenAI({ baseURL: fake.baseURL, apiKey: 'bench' });
@@ -104,34 +158,47 @@ for (const size of [1000, 10000]) {
     const { middleware } = toolSelection({ index, topK: TOP_K, pinned: ['python'] });
     const embeddingsBefore = fake.requests.filter(r => r.api === 'embeddings').length;
     const first: number[] = [];
-    const cached: number[] = [];
+    const later: number[] = [];
     const turns = queries.slice(0, 30);
     for (const { query } of turns) {
-      const prompt = [{ role: 'user' as const, content: [{ type: 'text' as const, text: query }] }];
-      for (let step = 0; step < 5; step++) {
+      const prompt: Prompt = [{ role: 'user', content: [{ type: 'text', text: query }] }];
+      let stepZero = '';
+      for (let step = 0; step < STEPS; step++) {
         // Each step gets a fresh tools array, as generateText builds one per step.
-        const params = { prompt, tools: [...callTools] };
+        const params = { prompt: [...prompt] as never, tools: [...callTools] };
         const started = performance.now();
-        await middleware.transformParams!({ type: 'generate', params, model: undefined as never });
-        (step === 0 ? first : cached).push(performance.now() - started);
+        const sent = await middleware.transformParams!({
+          type: 'generate',
+          params,
+          model: undefined as never,
+        });
+        (step === 0 ? first : later).push(performance.now() - started);
+        const names = (sent.tools ?? []).map(tool => tool.name).join();
+        if (step === 0) stepZero = names;
+        // The marker path keeps the request's selection: a later step sends what the first did.
+        else if (names !== stepZero) throw new Error(`step ${step} changed the selection`);
+        appendStep({ prompt, result: await callModel(middleware, sent) });
       }
     }
     const embeddingCalls =
       fake.requests.filter(r => r.api === 'embeddings').length - embeddingsBefore;
-    console.log(
-      JSON.stringify({
-        bench: 'step-time',
-        tools: size,
-        retrieval,
-        ...(retrieval === 'hybrid' ? { embedder: STAND_IN } : {}),
-        firstStepMs: round(median(first)),
-        firstStepP90Ms: round(
-          [...first].sort((a, b) => a - b)[Math.floor(first.length * 0.9)] as number,
-        ),
-        cachedStepMs: round(median(cached)),
-        embeddingRequestsPerTurn: round(embeddingCalls / turns.length),
-      }),
-    );
+    results.row({
+      bench: 'step-time',
+      tools: size,
+      retrieval,
+      ...(retrieval === 'hybrid' ? { embedder: STAND_IN } : {}),
+      firstStepMs: round(median(first)),
+      firstStepP90Ms: round(
+        [...first].sort((a, b) => a - b)[Math.floor(first.length * 0.9)] as number,
+      ),
+      laterStepMs: round(median(later)),
+      laterStepP90Ms: round(
+        [...later].sort((a, b) => a - b)[Math.floor(later.length * 0.9)] as number,
+      ),
+      stepsPerTurn: STEPS,
+      turns: turns.length,
+      embeddingRequestsPerTurn: round(embeddingCalls / turns.length),
+    });
   }
 }
 
@@ -173,18 +240,16 @@ for (const size of [200, catalog.length]) {
       selected.push(wireTokens(fake.requests[at]!.body));
     }
     const mean = Math.round(selected.reduce((a, b) => a + b, 0) / selected.length);
-    console.log(
-      JSON.stringify({
-        bench: 'tool-tokens',
-        api: api === 'chat' ? 'chat completions' : 'responses',
-        catalog: size,
-        topK: TOP_K,
-        tokensAll: all,
-        tokensSelected: mean,
-        reduction: round(1 - mean / all),
-        queries: sample.length,
-      }),
-    );
+    results.row({
+      bench: 'tool-tokens',
+      api: api === 'chat' ? 'chat completions' : 'responses',
+      catalog: size,
+      topK: TOP_K,
+      tokensAll: all,
+      tokensSelected: mean,
+      reduction: round(1 - mean / all),
+      queries: sample.length,
+    });
   }
 }
 
@@ -289,23 +354,22 @@ for (const size of [200, catalog.length]) {
     }
     setTelemetry(false);
     await tracerProvider.forceFlush();
-    console.log(
-      JSON.stringify({
-        bench: 'telemetry',
-        tools: size,
-        retrieval: 'lexical',
-        offFirstStepMs: round(median(times.off.first)),
-        onFirstStepMs: round(median(times.on.first)),
-        offCachedStepMs: round(median(times.off.cached)),
-        onCachedStepMs: round(median(times.on.cached)),
-        firstStepOverheadMs: round(median(times.on.first) - median(times.off.first)),
-        cachedStepOverheadMs: round(median(times.on.cached) - median(times.off.cached)),
-        spansPerCallOn: round((exported - exportedBefore) / callsOn),
-        tracersHandedOutOff: counted.tracers,
-        spansStartedOff: counted.spans,
-      }),
-    );
+    results.row({
+      bench: 'telemetry',
+      tools: size,
+      retrieval: 'lexical',
+      offFirstStepMs: round(median(times.off.first)),
+      onFirstStepMs: round(median(times.on.first)),
+      offCachedStepMs: round(median(times.off.cached)),
+      onCachedStepMs: round(median(times.on.cached)),
+      firstStepOverheadMs: round(median(times.on.first) - median(times.off.first)),
+      cachedStepOverheadMs: round(median(times.on.cached) - median(times.off.cached)),
+      spansPerCallOn: round((exported - exportedBefore) / callsOn),
+      tracersHandedOutOff: counted.tracers,
+      spansStartedOff: counted.spans,
+    });
   }
   await tracerProvider.shutdown();
   await meterProvider.shutdown();
 }
+await results.save();

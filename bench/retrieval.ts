@@ -3,6 +3,7 @@
 // naive JS baseline (ai's cosineSimilarity over every tool, then sort), and a
 // bare scan of the same matrix (the memory-bandwidth floor). One JSON line per N.
 // Usage: node bench/retrieval.ts [--sizes 1000,10000,100000] [--queries 50]
+// (writes bench/results/retrieval.json)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cosineSimilarity } from 'ai';
 import { VectorIndex } from '../src/retrieval/vector-index.ts';
+import { benchResults } from './bench-results.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +24,7 @@ const queryCount = Number(values.queries);
 const DIM = 1536;
 const TOP_K = 10;
 const SEED_SIZES = new Set([1000, 10000]);
+const results = benchResults({ name: 'retrieval', command: 'npm run bench:retrieval' });
 
 function randomMatrix(rows: number, seed: number): Float32Array {
   let s = seed >>> 0;
@@ -124,20 +127,19 @@ for (const rows of sizes) {
   const seed = SEED_SIZES.has(rows) ? seedMs(matrix, rows, queries, rows >= 10_000 ? 3 : 10) : null;
   const p50 = percentile(samples, 50);
   const bytesPerTool = Math.max(index.byteLength, indexBytes) / rows;
-  console.log(
-    JSON.stringify({
-      tools: rows,
-      dim: DIM,
-      p50Ms: round(p50),
-      p99Ms: round(percentile(samples, 99)),
-      seedMs: seed === null ? null : round(seed),
-      naiveMs: round(percentile(naive, 50)),
-      scanMs: round(percentile(scan, 50)),
-      bytesPerTool: Math.round(bytesPerTool),
-      seedSpeedup: seed === null ? null : round(seed / p50),
-      naiveSpeedup: round(percentile(naive, 50) / p50),
-      vsScanFloor: round(p50 / percentile(scan, 50)),
-      memoryVsRawVectors: round(bytesPerTool / (DIM * 4)),
-    }),
-  );
+  results.row({
+    tools: rows,
+    dim: DIM,
+    p50Ms: round(p50),
+    p99Ms: round(percentile(samples, 99)),
+    seedMs: seed === null ? null : round(seed),
+    naiveMs: round(percentile(naive, 50)),
+    scanMs: round(percentile(scan, 50)),
+    bytesPerTool: Math.round(bytesPerTool),
+    seedSpeedup: seed === null ? null : round(seed / p50),
+    naiveSpeedup: round(percentile(naive, 50) / p50),
+    vsScanFloor: round(p50 / percentile(scan, 50)),
+    memoryVsRawVectors: round(bytesPerTool / (DIM * 4)),
+  });
 }
+await results.save();

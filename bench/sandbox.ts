@@ -1,40 +1,55 @@
-// Sandbox latency and throughput, under the real Docker engine and gVisor (runsc).
-// - cold: a sandbox without warm pool; each `print(1)` is create + attach + start + run, timed
-//   to its result (the removal runs after it, untimed, as for warm runs);
-// - warm: a pool of 2 pre-started containers, measured with the pool refilled between runs
-//   and its bootstrap waiting for code (a pool hit); same run, same machine, so warm/cold is a
-//   fair ratio;
-// - sustained: 4 callers in a closed loop through a pool of 4, refilling as they go (with
-//   `--starts` starts at once); then the same with pre-imports on (each container imports
-//   numpy, pandas and matplotlib while it waits: far fewer per second);
-// - engine floor: the same containers run the same way (bootstrap command, attach + stdin,
-//   wait, removal waited for) by bare dockerode loops, as many at once as the sandbox starts
-//   (see engine-floor.ts): what the engine sustains without the sandbox's code, measured in
-//   the same run, in rounds alternating with the sustained loop (3 of each, pool full again
-//   before each) so that a shared machine's drifting load hits both alike. sustainedOverFloor
-//   is the pool's share of it;
-// - idle memory: of idle warm containers, as docker stats counts it (see idle-memory.ts);
-// - leaked: labelled containers of this process left after every sandbox is closed.
-// These use `print(1)` with pre-imports off, to measure the container path itself.
-// Then the data stack (see data-stack.ts): a pandas + chart snippet cold, warm, and warm with
-// pre-imports. Then conversation interpreters against warm one-shot runs (see conversation.ts).
+// Sandbox latency, throughput and sizing, under the real Docker engine and gVisor (runsc).
+// Sections (each writes its own results file; `--only` runs one):
+// - basic (bench/results/sandbox.json), `print(1)` with pre-imports off, to measure the
+//   container path itself:
+//   - cold: a sandbox without warm pool; each run is create + attach + start + run, timed to its
+//     result (what the caller waits for) and to its container being gone (the removal after);
+//   - warm: a pool of 2, refilled and ready before each run (a pool hit), timed to its result
+//     (the removal follows, untimed, as for cold runs);
+//   - throughput: 4 callers in a closed loop through a pool of 4 with 4 execution slots, in
+//     steady state (see closed-loop.ts: the window opens after the first runs, so the pool
+//     readied before the loop is not counted); against the engine floor (engine-floor.ts: the
+//     same containers, pipelining and teardown by bare dockerode calls), with the slot held
+//     until the container is gone (as the sandbox does) and given back at the done marker (what
+//     holding it costs). Rounds alternate sandbox, floor and floor released at the marker, so a
+//     shared machine's drifting load hits all alike. Then the sandbox with pre-imports on;
+//   - idle memory of a warm container (idle-memory.ts); leaked: labelled containers of this
+//     process left after every sandbox is closed;
+// - sizing (sizing.json): CPU-seconds per start with and without pre-imports, idle MiB;
+// - data (data-stack.json): a pandas + chart snippet cold, warm, and warm with pre-imports;
+// - conversation (conversation.json): conversation interpreters against warm one-shot runs.
 // Prints one JSON line per measurement.
-// Usage: node bench/sandbox.ts [--runs 30] [--seconds 15] [--starts 2] [--data-runs 8]
-//   [--restores 3] [--only basic|data|conversation]
+// Usage: node bench/sandbox.ts [--runs 30] [--seconds 10] [--rounds 3] [--warmup-runs 8]
+//   [--starts 2] [--sizing-starts 6] [--data-runs 8] [--restores 3]
+//   [--only basic|sizing|data|conversation]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
 import { listSandboxContainers } from '../src/internal.ts';
+import { benchResults } from './bench-results.ts';
 import { benchConversation } from './conversation.ts';
 import { benchDataStack } from './data-stack.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
+import {
+  type SandboxClass,
+  coldOnce,
+  percentile,
+  round,
+  sandboxThroughput,
+  untilWarm,
+  warmOnce,
+} from './sandbox-cases.ts';
+import { benchSizing } from './sizing.ts';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '30' },
-    seconds: { type: 'string', default: '15' },
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '3' },
+    'warmup-runs': { type: 'string', default: '8' },
     starts: { type: 'string' },
+    'sizing-starts': { type: 'string', default: '6' },
     'data-runs': { type: 'string', default: '8' },
     restores: { type: 'string', default: '3' },
     only: { type: 'string' },
@@ -46,49 +61,34 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
+const warmupRuns = Number(values['warmup-runs']);
 const image = values.image;
 // The sandbox's default unless given.
 const starts = values.starts === undefined ? undefined : Number(values.starts);
 const docker = new Docker();
+const Sandbox = DockerSandbox as unknown as SandboxClass;
+const ratio = (x: number): number => Math.round(x * 1000) / 1000;
+const results = (name: string, notes: string[]) =>
+  benchResults({ name, command: 'npm run bench:sandbox', docker, notes });
 
-const percentile = (xs: number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-};
-const round = (x: number): number => Math.round(x * 10) / 10;
-
-function check(result: { status: string; stdout: string }): void {
-  if (result.status !== 'success' || result.stdout !== '1\n') {
-    throw new Error(`unexpected result: ${JSON.stringify(result)}`);
+async function latency(): Promise<Record<string, unknown>> {
+  const toResult: number[] = [];
+  const toGone: number[] = [];
+  {
+    await using sandbox = await DockerSandbox.create({
+      docker,
+      image,
+      warmPoolSize: 0,
+      preimport: [],
+    });
+    await coldOnce(sandbox); // the first start pays image and page-cache warm-up
+    for (let i = 0; i < runs; i++) {
+      const { toResultMs, toGoneMs } = await coldOnce(sandbox);
+      toResult.push(toResultMs);
+      toGone.push(toGoneMs);
+    }
   }
-}
-
-/** Until `size` warm containers are ready: started, and their bootstrap waits for code. */
-async function untilWarm(sandbox: DockerSandbox, size: number): Promise<void> {
-  await sandbox.waitForCleanup();
-  while (sandbox.warmReadyCount < size) await new Promise(resolve => setTimeout(resolve, 20));
-}
-
-async function cold(): Promise<number[]> {
-  await using sandbox = await DockerSandbox.create({
-    docker,
-    image,
-    warmPoolSize: 0,
-    preimport: [],
-  });
-  check(await sandbox.execute('print(1)')); // first start pays image/page-cache warm-up
-  await sandbox.waitForCleanup();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    check(await sandbox.execute('print(1)'));
-    times.push(performance.now() - started);
-    await sandbox.waitForCleanup();
-  }
-  return times;
-}
-
-async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: string }> {
   const size = 2;
   await using sandbox = await DockerSandbox.create({
     docker,
@@ -96,117 +96,110 @@ async function warm(): Promise<{ times: number[]; idleMiB: number; runtime: stri
     warmPoolSize: size,
     preimport: [],
   });
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    await untilWarm(sandbox, size);
-    const started = performance.now();
-    check(await sandbox.execute('print(1)'));
-    times.push(performance.now() - started);
-  }
+  const warm: number[] = [];
+  for (let i = 0; i < runs; i++) warm.push(await warmOnce(sandbox, size));
   await untilWarm(sandbox, size);
-  return { times, idleMiB: await idleMiB(docker), runtime: sandbox.runtime ?? '?' };
-}
-
-/**
- * The sustained loop (4 callers, pool of 4) and, with `floorRounds`, the engine floor measured
- * in alternating rounds (sustained, floor, sustained, floor...) with the pool full again before
- * each: on a shared machine the load drifts, and alternating puts both under the same drift.
- */
-async function sustained({ preimport, rounds }: { preimport: boolean; rounds: number }): Promise<{
-  perSec: number;
-  count: number;
-  maxConcurrentStarts: number;
-  floorPerSec: number;
-}> {
-  await using sandbox = await DockerSandbox.create({
-    docker,
-    image,
-    warmPoolSize: 4,
-    maxConcurrentExecutions: 4,
-    ...(starts === undefined ? {} : { maxConcurrentStarts: starts }),
-    ...(preimport ? {} : { preimport: [] }),
-  });
-  // What DockerSandbox resolved for the start concurrency (its default unless --starts).
-  const { maxConcurrentStarts } = (
-    sandbox as unknown as { options: { maxConcurrentStarts: number } }
-  ).options;
-  const ready = () => untilWarm(sandbox, 4);
-  let count = 0;
-  let sustainedMs = 0;
-  let floorRuns = 0;
-  let floorMs = 0;
-  for (let round = 0; round < rounds; round++) {
-    await ready();
-    const deadline = performance.now() + (seconds * 1000) / rounds;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (performance.now() < deadline) {
-          check(await sandbox.execute('print(1)', { timeoutMs: 60_000 }));
-          count++;
-        }
-      }),
-    );
-    await sandbox.waitForCleanup();
-    sustainedMs += performance.now() - started;
-    if (preimport) continue;
-    await ready();
-    const floor = await engineFloor({
-      docker,
-      image,
-      runtime: sandbox.runtime ?? 'runsc',
-      workers: maxConcurrentStarts,
-      seconds: seconds / rounds,
-    });
-    floorRuns += floor.count;
-    floorMs += floor.ms;
-  }
+  const coldP50 = percentile(toResult, 0.5);
+  const warmP50 = percentile(warm, 0.5);
   return {
-    perSec: count / (sustainedMs / 1000),
-    count,
-    maxConcurrentStarts,
-    floorPerSec: floorMs > 0 ? floorRuns / (floorMs / 1000) : Number.NaN,
+    case: 'latency',
+    snippet: 'print(1)',
+    runtime: sandbox.runtime ?? '?',
+    runs,
+    coldP50Ms: round(coldP50),
+    coldP90Ms: round(percentile(toResult, 0.9)),
+    coldRemovedP50Ms: round(percentile(toGone, 0.5)),
+    coldRemovedP90Ms: round(percentile(toGone, 0.9)),
+    warmP50Ms: round(warmP50),
+    warmP90Ms: round(percentile(warm, 0.9)),
+    warmOverCold: ratio(warmP50 / coldP50),
+    idleMiB: round(await idleMiB(docker, { instanceId: sandbox.instanceId })),
   };
 }
 
-async function basic(): Promise<object> {
-  const coldTimes = await cold();
-  const warmRun = await warm();
-  const sustainedRun = await sustained({ preimport: false, rounds: 3 });
-  const floorPerSec = sustainedRun.floorPerSec;
-  const preimported = await sustained({ preimport: true, rounds: 1 });
-  const coldP50 = percentile(coldTimes, 0.5);
-  const warmP50 = percentile(warmRun.times, 0.5);
+async function throughput(): Promise<Record<string, unknown>> {
+  const window = { Sandbox, docker, image, starts, seconds, warmupRuns };
+  const runtime = (await docker.info()).Runtimes?.runsc ? 'runsc' : 'runc';
+  const perRound = {
+    sustained: [] as number[],
+    floor: [] as number[],
+    floorAtMarker: [] as number[],
+  };
+  for (let round = 0; round < rounds; round++) {
+    perRound.sustained.push((await sandboxThroughput({ ...window, preimport: false })).perSec);
+    const floor = { docker, image, runtime, seconds, warmupRuns };
+    const maxConcurrentStarts = starts ?? 2;
+    perRound.floor.push((await engineFloor({ ...floor, maxConcurrentStarts })).perSec);
+    perRound.floorAtMarker.push(
+      (await engineFloor({ ...floor, maxConcurrentStarts, holdSlotUntilRemoved: false })).perSec,
+    );
+  }
+  const preimported = await sandboxThroughput({ ...window, preimport: true });
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sustained = mean(perRound.sustained);
+  const floor = mean(perRound.floor);
+  const floorAtMarker = mean(perRound.floorAtMarker);
   return {
-    bench: 'sandbox',
+    case: 'throughput',
     snippet: 'print(1)',
-    runtime: warmRun.runtime,
-    runs,
-    coldP50Ms: round(coldP50),
-    coldP90Ms: round(percentile(coldTimes, 0.9)),
-    warmP50Ms: round(warmP50),
-    warmP90Ms: round(percentile(warmRun.times, 0.9)),
-    warmOverCold: Math.round((warmP50 / coldP50) * 1000) / 1000,
-    maxConcurrentStarts: sustainedRun.maxConcurrentStarts,
-    sustainedPerSec: round(sustainedRun.perSec),
-    sustainedRuns: sustainedRun.count,
-    engineFloorPerSec: round(floorPerSec),
-    sustainedOverFloor: Math.round((sustainedRun.perSec / floorPerSec) * 1000) / 1000,
+    callers: 4,
+    warmPoolSize: 4,
+    maxConcurrentExecutions: 4,
+    maxConcurrentStarts: starts ?? 2,
+    rounds,
+    secondsPerWindow: seconds,
+    warmupRuns,
+    sustainedPerSec: round(sustained),
+    floorPerSec: round(floor),
+    sustainedOverFloor: ratio(sustained / floor),
+    floorReleasedAtMarkerPerSec: round(floorAtMarker),
+    slotHoldCost: ratio(1 - floor / floorAtMarker),
     sustainedPreimportPerSec: round(preimported.perSec),
-    sustainedPreimportRuns: preimported.count,
-    idleMiB: round(warmRun.idleMiB),
+    perRound: Object.fromEntries(
+      Object.entries(perRound).map(([key, xs]) => [key, xs.map(x => Math.round(x * 100) / 100)]),
+    ),
   };
 }
 
 const only = values.only;
-if (only === undefined || only === 'basic') console.log(JSON.stringify(await basic()));
-if (only === undefined || only === 'data') {
+const wanted = (section: string) => only === undefined || only === section;
+if (wanted('basic')) {
+  const file = results('sandbox', [
+    'cold: no warm pool, timed to the result and to the container being gone',
+    'warm: a ready pool container (pool refilled between runs), timed to the result',
+    'throughput: steady state after the warm-up runs, mean of the rounds',
+  ]);
+  file.row(await latency());
+  file.row(await throughput());
+  file.row({
+    case: 'leaked',
+    leaked: (await listSandboxContainers({ docker, pid: process.pid })).length,
+  });
+  await file.save();
+}
+if (wanted('sizing')) {
+  const file = results('sizing', [
+    'one container at a time, measured once its bootstrap waits for code; medians',
+  ]);
+  const runtime = (await docker.info()).Runtimes?.runsc ? 'runsc' : 'runc';
+  const starts = Number(values['sizing-starts']);
+  for (const row of await benchSizing({ docker, image, runtime, starts })) file.row(row);
+  await file.save();
+}
+if (wanted('data')) {
+  const file = results('data-stack', ['pandas + groupby + chart snippet; p50 of the runs']);
   const lines = await benchDataStack({ docker, image, runs: Number(values['data-runs']) });
-  for (const line of lines) console.log(JSON.stringify(line));
+  for (const line of lines) file.row(line as Record<string, unknown>);
+  await file.save();
 }
-if (only === undefined || only === 'conversation') {
+if (wanted('conversation')) {
+  const file = results('conversation', ['cells against one-shot runs, alternating']);
   const restores = Number(values.restores);
-  console.log(JSON.stringify(await benchConversation({ docker, image, runs, restores })));
+  file.row((await benchConversation({ docker, image, runs, restores })) as Record<string, unknown>);
+  await file.save();
 }
-const leaked = (await listSandboxContainers({ docker, pid: process.pid })).length;
-console.log(JSON.stringify({ bench: 'sandbox', leaked }));
+const leaked = await listSandboxContainers({ docker, pid: process.pid });
+if (leaked.length > 0) {
+  console.error(`leaked containers: ${leaked.map(info => info.Id.slice(0, 12)).join(' ')}`);
+  process.exitCode = 1;
+}

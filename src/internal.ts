@@ -57,5 +57,5 @@ export {
   type McpCallResult,
   type ModelOutput,
 } from './mcp/calls/to-model-output.ts';
-export { INSTANCE_LABEL, SANDBOX_LABEL } from './sandbox/labels.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/labels.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sandbox/sweep.ts';

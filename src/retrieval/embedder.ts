@@ -14,11 +14,26 @@ export type EmbedOptions = {
   refresh?: boolean;
 };
 
+/**
+ * Vectors of a catalog's texts; `approximate` when they came from a snapshot: int8 values that
+ * point each vector's way (for cosine similarity), not its length.
+ */
+export type CatalogVectors = { vectors: ArrayLike<number>[]; approximate: boolean };
+
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
   /** Identifies the model; part of every cache key. */
   readonly id: string;
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
+  /**
+   * A catalog's vectors for an upsert: from the cache's whole-catalog snapshot when it has one
+   * (one store round trip, approximate: `embed` gives the exact ones later), else as `embed`
+   * gives them, then kept as a snapshot for the next start. `refresh` embeds again.
+   */
+  embedCatalog?(
+    texts: readonly string[],
+    options?: { abortSignal?: AbortSignal; refresh?: boolean },
+  ): Promise<CatalogVectors>;
 }
 
 /** Options of {@link createEmbedder}. */
@@ -79,8 +94,28 @@ export function createEmbedder({
     return vectors.flat();
   };
 
-  return {
+  const embedder: Embedder = {
     id,
+    async embedCatalog(texts, { abortSignal, refresh = false } = {}) {
+      const snapshot = refresh
+        ? undefined
+        : await cache.readSnapshot?.({
+            modelId: id,
+            texts,
+            ...(dimensions !== undefined ? { dimensions } : {}),
+            ...(abortSignal ? { abortSignal } : {}),
+          });
+      if (snapshot !== undefined) {
+        dimensions ??= snapshot[0]?.length;
+        return { vectors: snapshot, approximate: true };
+      }
+      const vectors = await embedder.embed(texts, {
+        refresh,
+        ...(abortSignal ? { abortSignal } : {}),
+      });
+      await cache.writeSnapshot?.({ modelId: id, texts, vectors });
+      return { vectors, approximate: false };
+    },
     async embed(texts, { abortSignal, purpose = 'tool', refresh = false } = {}) {
       abortSignal?.throwIfAborted();
       texts.forEach((text, i) => {
@@ -130,6 +165,7 @@ export function createEmbedder({
       return texts.map(text => byText.get(text) as Float32Array);
     },
   };
+  return embedder;
 }
 
 // About 200,000 tokens of English (3+ characters a token): well inside OpenAI's

@@ -11,6 +11,8 @@ export interface EmbeddingBacking {
   readonly kind: 'file' | 'store';
   read(keys: readonly string[]): Promise<unknown[]>;
   write(entries: readonly { key: string; record: EmbeddingRecord }[]): Promise<void>;
+  /** Deletes keys (snapshots that fell out of use). */
+  remove(keys: readonly string[]): Promise<void>;
 }
 
 // Keys per round trip: 256 vectors of 1,536 dimensions are about 2 MB.
@@ -51,6 +53,11 @@ export function storeBacking({
           options,
         ),
       );
+    },
+    async remove(keys) {
+      await inBatches(keys, async batch => {
+        await Promise.all(batch.map(key => storage.removeItem(key)));
+      });
     },
   };
 }
@@ -119,6 +126,8 @@ export function fileBacking({ path }: { path: string }): EmbeddingBacking {
         });
       await writes;
     },
+    // Lines are only ever appended; nothing the file holds is removed.
+    async remove() {},
   };
 }
 

@@ -5,6 +5,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { sha256Base64Url } from '../util/sha256.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
+import { snapshotCache } from './snapshot-cache.ts';
 import { storeGuard } from './store-guard.ts';
 
 /** What the embedding cache reports: nothing here is a failure of the caller's request. */
@@ -20,6 +21,8 @@ export type EmbeddingCacheEvent =
       /** Entries found but rejected (see `invalid-entry`). */
       invalid: number;
       ms: number;
+      /** A whole-catalog snapshot was read (one round trip): `hits` is all `texts` or none. */
+      snapshot?: boolean;
     }
   /** A stored vector was not used (another model, shape or corrupt); it is embedded again and replaced. */
   | { type: 'invalid-entry'; key: string; reason: string }
@@ -60,6 +63,20 @@ export interface EmbeddingCache {
   read(request: EmbeddingCacheRead): Promise<(Float32Array | undefined)[]>;
   /** Remembers vectors the model just made. Never throws for a failing store. */
   write(request: EmbeddingCacheWrite): Promise<void>;
+  /**
+   * The vectors of a catalog's texts (same order) from its whole-catalog snapshot, in one store
+   * round trip: approximate (int8, each pointing its vector's way; its length is not kept), for
+   * a cosine index until the exact ones are read. Undefined when there is none (or no store).
+   */
+  readSnapshot?(
+    request: Omit<EmbeddingCacheRead, 'persist'>,
+  ): Promise<ArrayLike<number>[] | undefined>;
+  /** Keeps a catalog's vectors as a snapshot for the next start. Never throws for a failing store. */
+  writeSnapshot?(request: {
+    modelId: string;
+    texts: readonly string[];
+    vectors: readonly Float32Array[];
+  }): Promise<void>;
 }
 
 /** Options of {@link createEmbeddingCache}. */
@@ -81,6 +98,11 @@ export type EmbeddingCacheOptions = {
   retryAfterMs?: number;
   /** Expiry of stored vectors (drivers with TTL support); they never expire by default. */
   ttlSeconds?: number;
+  /**
+   * Whole-catalog snapshots kept per model in the store (the newest), so an unchanged catalog
+   * loads in one round trip; 0 reads every tool's vector on its own.
+   */
+  maxSnapshots?: number;
   /** Reads, rejected entries and store failures, for logs and metrics. */
   onEvent?: (event: EmbeddingCacheEvent) => void;
 };
@@ -93,9 +115,10 @@ export const EMBEDDING_STORE_PREFIX = 'ai-toolbelt:embeddings';
  * SHA-256 of the text, e.g. `openai.embedding:text-embedding-3-small:3q2-7w...`.
  */
 export function embeddingCacheKey(modelId: string, text: string): string {
-  const model = normalizeKeyPart(modelId.replace(/[^\w.:-]+/g, '_'));
-  return `${model}:${sha256Base64Url(text)}`;
+  return `${modelKey(modelId)}:${sha256Base64Url(text)}`;
 }
+
+const modelKey = (modelId: string): string => normalizeKeyPart(modelId.replace(/[^\w.:-]+/g, '_'));
 
 /**
  * An embedding cache: vectors in memory, and optionally in a shared store or
@@ -124,6 +147,7 @@ export function createEmbeddingCache({
   timeoutMs = 5_000,
   retryAfterMs = 30_000,
   ttlSeconds,
+  maxSnapshots = 4,
   onEvent = () => {},
 }: EmbeddingCacheOptions = {}): EmbeddingCache {
   if (store !== undefined && path !== undefined) {
@@ -140,12 +164,17 @@ export function createEmbeddingCache({
       message: 'expected an unstorage Storage (createStorage({ driver }))',
     });
   }
-  if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-    throw new InvalidArgumentError({
-      argument: 'maxEntries',
-      value: maxEntries,
-      message: 'expected a positive integer',
-    });
+  for (const [argument, value, min] of [
+    ['maxEntries', maxEntries, 1],
+    ['maxSnapshots', maxSnapshots, 0],
+  ] as const) {
+    if (!Number.isInteger(value) || value < min) {
+      throw new InvalidArgumentError({
+        argument,
+        value,
+        message: `expected an integer >= ${min}`,
+      });
+    }
   }
   const backing: EmbeddingBacking | undefined = store
     ? storeBacking({ storage: store, ttlSeconds })
@@ -174,7 +203,14 @@ export function createEmbeddingCache({
       report({ type: 'store-error', source: (backing as EmbeddingBacking).kind, error }),
   });
 
+  // Only a shared store: a file is read whole at start-up anyway.
+  const snapshots =
+    backing?.kind === 'store'
+      ? snapshotCache({ guarded, storeKey, modelKey, maxSnapshots, report })
+      : undefined;
+
   return {
+    ...(snapshots ? { readSnapshot: snapshots.read, writeSnapshot: snapshots.write } : {}),
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
       const keys = texts.map(text => embeddingCacheKey(modelId, text));
       const vectors = keys.map(key => {

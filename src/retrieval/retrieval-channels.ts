@@ -49,11 +49,56 @@ export class RetrievalChannels {
     this.vectors?.reserve(capacity);
   }
 
-  /** Indexes a tool's analysed fields and description vector in `slot`. */
-  set(slot: number, analyzed: AnalyzedFields | undefined, vector: Float32Array | undefined): void {
+  /**
+   * Indexes a tool's analysed fields and description vector in `slot`; an `approximate` vector
+   * (from a snapshot) is rescored with the exact one once it is a candidate (see `rescore`).
+   */
+  set(
+    slot: number,
+    analyzed: AnalyzedFields | undefined,
+    vector: ArrayLike<number> | undefined,
+    approximate = false,
+  ): void {
     if (analyzed) this.lexical?.set(slot, analyzed);
     this.descriptionVectors.delete(slot);
-    if (vector) this.vectors?.set(slot, vector);
+    if (vector) this.vectors?.set(slot, vector, { approximate });
+  }
+
+  /**
+   * Approximate vectors among the dense candidates of `vectors` (the `depth` best slots of
+   * each), which must be replaced by exact ones before the ranking is trusted.
+   */
+  approximateCandidates({
+    vectors,
+    depth,
+    accept,
+  }: {
+    /** Query vectors. */
+    vectors: readonly Float32Array[];
+    /** Candidates looked at per query. */
+    depth: number;
+    /** Slot filter. */
+    accept: ((slot: number) => boolean) | undefined;
+  }): number[] {
+    const index = this.vectors;
+    if (index === undefined || index.approximateCount === 0) return [];
+    const slots = new Set<number>();
+    for (const vector of vectors) {
+      if (vector.length !== index.dimensions) continue;
+      for (const { slot } of index.search(vector, depth, accept))
+        if (index.isApproximate(slot)) slots.add(slot);
+    }
+    return [...slots];
+  }
+
+  /** Puts the exact description vector of `slot` in place of its approximate one. */
+  setExact(slot: number, vector: Float32Array): boolean {
+    const index = this.vectors;
+    if (index === undefined || !index.isApproximate(slot) || vector.length !== index.dimensions)
+      return false;
+    this.descriptionVectors.delete(slot);
+    index.set(slot, vector);
+    return true;
   }
 
   delete(slot: number): void {
@@ -74,6 +119,8 @@ export class RetrievalChannels {
     if (vectors === undefined) return;
     const description = this.descriptionVectors.get(slot) ?? vectors.get(slot);
     if (description === undefined) return;
+    // A mix of an approximate description stays approximate, to be rescored like it.
+    const approximate = vectors.isApproximate(slot);
     const learned = usage?.vector;
     if (
       learned !== undefined &&
@@ -83,9 +130,9 @@ export class RetrievalChannels {
       vectorWeight > 0
     ) {
       this.descriptionVectors.set(slot, description);
-      vectors.set(slot, combineVectors(description, learned.values, vectorWeight));
+      vectors.set(slot, combineVectors(description, learned.values, vectorWeight), { approximate });
     } else if (this.descriptionVectors.delete(slot)) {
-      vectors.set(slot, description);
+      vectors.set(slot, description, { approximate });
     }
   }
 
@@ -199,7 +246,7 @@ export class RetrievalChannels {
     abortSignal,
   }: {
     /** A vector the model just made. */
-    vector: Float32Array;
+    vector: ArrayLike<number>;
     /** Every indexed tool: its slot and embedding text. */
     tools: () => { slot: number; text: string }[];
     /** Called once the new vectors are in, to put learned usage back. */
@@ -211,10 +258,12 @@ export class RetrievalChannels {
     if (indexed === undefined || indexed === vector.length || embedder === undefined) return false;
     this.rebuilding ??= (async () => {
       const entries = tools();
-      const fresh = await embedder.embed(
-        entries.map(({ text }) => text),
-        { refresh: true, ...(abortSignal ? { abortSignal } : {}) },
-      );
+      const texts = entries.map(({ text }) => text);
+      const options = { refresh: true, ...(abortSignal ? { abortSignal } : {}) };
+      // Through embedCatalog, so the stale snapshot is replaced too.
+      const fresh = embedder.embedCatalog
+        ? (await embedder.embedCatalog(texts, options)).vectors
+        : await embedder.embed(texts, options);
       const vectors = new VectorIndex();
       vectors.reserve(Math.max(0, ...entries.map(({ slot }) => slot + 1)));
       entries.forEach(({ slot }, i) => vectors.set(slot, fresh[i] as Float32Array));

@@ -11,6 +11,7 @@ import type { ToolLearning } from './tool-learning.ts';
 import { toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
+import { rescoreCandidates } from './rescore-candidates.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
@@ -132,10 +133,15 @@ export class ToolIndex {
   ): Promise<UpsertResult> {
     const { changed, unchanged } = diffCatalog(tools, name => this.entries.get(name)?.hash);
 
-    const embedding = this.channels.embedder?.embed(
-      changed.map(({ tool }) => toolEmbeddingText(tool)),
-      { abortSignal },
-    );
+    const embedder = this.channels.embedder;
+    const texts = embedder ? changed.map(({ tool }) => toolEmbeddingText(tool)) : [];
+    // A whole catalog comes from its snapshot when the store has one (approximate vectors,
+    // rescored as they become candidates); otherwise from the store key by key, or the model.
+    const embedding = !embedder
+      ? undefined
+      : embedder.embedCatalog
+        ? embedder.embedCatalog(texts, { abortSignal })
+        : embedder.embed(texts, { abortSignal }).then(vectors => ({ vectors, approximate: false }));
     // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
     embedding?.catch(() => {});
     const learning = this.learning;
@@ -153,9 +159,11 @@ export class ToolIndex {
         this.channels.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
       );
     }
-    const vectors = embedding ? await embedding : [];
+    const { vectors, approximate } = embedding
+      ? await embedding
+      : { vectors: [], approximate: false };
     await usageLoad;
-    if (vectors.length > 0) await this.matchDimensions(vectors[0] as Float32Array, abortSignal);
+    if (vectors.length > 0) await this.matchDimensions(vectors[0]!, abortSignal);
     this.channels.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
@@ -164,7 +172,7 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.channels.set(slot, analyzed[i], vectors[i]);
+      this.channels.set(slot, analyzed[i], vectors[i], approximate);
       if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
@@ -223,11 +231,27 @@ export class ToolIndex {
       : await this.channels.embedQueries(queries, abortSignal);
     if (queryVectors.length > 0)
       await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
+    const pool = Math.max(k, MIN_POOL);
+    await rescoreCandidates({
+      channels: this.channels,
+      vectors: queryVectors,
+      pool,
+      accept,
+      textOf: slot => {
+        const name = this.slotNames[slot];
+        return name === undefined ? undefined : toolEmbeddingText(this.toolAt(slot));
+      },
+      onExact: slot => {
+        const name = this.slotNames[slot] as string;
+        if (this.learning?.get(name)) this.applyUsage(name, slot);
+      },
+      abortSignal,
+    });
     const { merged, leaders } = this.channels.rankNeeds({
       queries,
       vectors: queryVectors,
       topK: k,
-      pool: Math.max(k, MIN_POOL),
+      pool,
       accept,
     });
     const hits = merged.map(({ slot, score }) => {
@@ -331,7 +355,10 @@ export class ToolIndex {
     return (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
   }
 
-  private async matchDimensions(vector: Float32Array, abortSignal?: AbortSignal): Promise<void> {
+  private async matchDimensions(
+    vector: ArrayLike<number>,
+    abortSignal?: AbortSignal,
+  ): Promise<void> {
     const rebuilt = await this.channels.matchDimensions({
       vector,
       tools: () =>

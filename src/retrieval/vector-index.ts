@@ -33,7 +33,9 @@ const GROWTH = 1.25;
 export class VectorIndex {
   private dims: number | undefined;
   private storage: MatrixStorage | undefined;
+  // Per slot: 0 empty, 1 a vector, 2 an approximate vector (from a snapshot) to rescore.
   private live: Uint8Array;
+  private approximate = 0;
   private rows = 0; // one past the highest slot ever set
   private count = 0;
   private readonly initialCapacity: number;
@@ -68,18 +70,28 @@ export class VectorIndex {
     return (this.storage?.byteLength ?? 0) + this.live.byteLength;
   }
 
+  /** Number of stored vectors that are approximate (see `set`). */
+  get approximateCount(): number {
+    return this.approximate;
+  }
+
+  /** Whether the vector at `slot` is approximate: its exact one should replace it before it is trusted. */
+  isApproximate(slot: number): boolean {
+    return this.live[slot] === 2;
+  }
+
   /** Whether searches run on the WebAssembly SIMD kernel. */
   get accelerated(): boolean {
     return this.storage?.accelerated ?? false;
   }
 
   has(slot: number): boolean {
-    return this.live[slot] === 1;
+    return (this.live[slot] ?? 0) !== 0;
   }
 
   /** A copy of the (normalised) vector at `slot`, or undefined. */
   get(slot: number): Float32Array | undefined {
-    if (this.live[slot] !== 1) return undefined;
+    if (!this.has(slot)) return undefined;
     const storage = this.storage as MatrixStorage;
     const offset = slot * storage.stride;
     return storage.data.slice(offset, offset + (this.dims as number));
@@ -94,8 +106,15 @@ export class VectorIndex {
     this.storage?.grow(capacity);
   }
 
-  /** Stores `vector` (normalised) at `slot`, replacing what was there. */
-  set(slot: number, vector: ArrayLike<number>): void {
+  /**
+   * Stores `vector` (normalised) at `slot`, replacing what was there. An `approximate` vector
+   * (dequantized from a snapshot) ranks like any other; `isApproximate` tells which to rescore.
+   */
+  set(
+    slot: number,
+    vector: ArrayLike<number>,
+    { approximate = false }: { /** Not the exact vector. */ approximate?: boolean } = {},
+  ): void {
     if (!Number.isInteger(slot) || slot < 0) {
       throw new InvalidArgumentError({
         argument: 'slot',
@@ -120,14 +139,18 @@ export class VectorIndex {
     const storage = this.storage as MatrixStorage;
     const offset = slot * storage.stride;
     const scale = norm === 0 ? 0 : 1 / norm; // a zero vector matches nothing
-    for (let i = 0; i < dims; i++) storage.data[offset + i] = (vector[i] as number) * scale;
-    if (this.live[slot] !== 1) this.count++;
-    this.live[slot] = 1;
+    const data = storage.data;
+    for (let i = 0; i < dims; i++) data[offset + i] = (vector[i] as number) * scale;
+    if (!this.has(slot)) this.count++;
+    if (this.live[slot] === 2) this.approximate--;
+    this.live[slot] = approximate ? 2 : 1;
+    if (approximate) this.approximate++;
     if (slot >= this.rows) this.rows = slot + 1;
   }
 
   delete(slot: number): boolean {
-    if (this.live[slot] !== 1) return false;
+    if (!this.has(slot)) return false;
+    if (this.live[slot] === 2) this.approximate--;
     this.live[slot] = 0;
     this.count--;
     return true;
@@ -162,7 +185,7 @@ export class VectorIndex {
     const live = this.live;
     for (let slot = 0; slot < this.rows; slot++) {
       const score = scores[slot] as number;
-      if (live[slot] === 1 && score >= heap.threshold && (accept === undefined || accept(slot)))
+      if (live[slot] !== 0 && score >= heap.threshold && (accept === undefined || accept(slot)))
         heap.push(slot, score);
     }
     return heap.sorted().map(({ id, score }) => ({ slot: id, score }));

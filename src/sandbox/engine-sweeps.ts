@@ -54,6 +54,7 @@ export async function sweepExpiredQuietly({
   docker,
   dockerTimeoutMs,
   clockSkewMs,
+  scope,
   onCleanupError,
   onListError,
 }: {
@@ -63,13 +64,15 @@ export async function sweepExpiredQuietly({
   dockerTimeoutMs: number;
   /** Clock-skew margin on the expiry labels. */
   clockSkewMs: number;
+  /** The sandbox's `scope`: only containers of the same scope are swept. */
+  scope?: string | undefined;
   /** Told about containers that could not be removed. */
   onCleanupError?: (error: SandboxCleanupError) => void;
   /** Told when the engine could not be asked at all. */
   onListError: (error: unknown) => void;
 }): Promise<void> {
   try {
-    await sweepStaleContainers({ docker, dockerTimeoutMs, clockSkewMs });
+    await sweepStaleContainers({ docker, dockerTimeoutMs, clockSkewMs, scope });
   } catch (error) {
     if (!SandboxCleanupError.isInstance(error)) return onListError(error);
     if (onCleanupError !== undefined) onCleanupError(error);

@@ -7,7 +7,7 @@ import type { ResolvedDockerSandboxOptions } from './docker-sandbox-options.ts';
 import { dockerCall } from './docker-call.ts';
 import type { EngineAddress } from './engine-address.ts';
 import { isTransportError, toEngineError } from './engine-errors.ts';
-import { INSTANCE_LABEL } from './labels.ts';
+import { INSTANCE_LABEL, SCOPE_LABEL } from './labels.ts';
 import { SandboxContainer } from './sandbox-container.ts';
 import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
 import { ProbeLoop } from './engine-health.ts';
@@ -211,7 +211,9 @@ export class Engine implements EngineLink {
     if (this.state === 'closed') return;
     this.runtime = runtime;
     this.packages = packages;
-    this.limits = { ...options, runtime, labels: { [INSTANCE_LABEL]: this.instanceId } };
+    const labels: Record<string, string> = { [INSTANCE_LABEL]: this.instanceId };
+    if (options.scope !== undefined) labels[SCOPE_LABEL] = options.scope;
+    this.limits = { ...options, runtime, labels };
     // Everything of this instance on the engine predates the outage: its runs and sessions
     // were failed when the engine was taken out. Live interpreters belong to conversations
     // that other replicas may be serving: they stay.

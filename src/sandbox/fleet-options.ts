@@ -35,6 +35,13 @@ export type FleetOptions = {
   /** How far apart the clocks of hosts sharing an engine may be; expiry is judged with this margin. */
   clockSkewMs?: number;
   /**
+   * Keeps this sandbox's sweeps to containers of the same scope (letters, digits, `_.-`, at most
+   * 63): its containers carry the scope as a label, its sweeps remove expired containers of that
+   * scope only, and sandboxes without a scope (the default) leave them alone. For apps, or test
+   * suites, that share an engine and must never sweep each other's containers.
+   */
+  scope?: string;
+  /**
    * UNSAFE: accept engines reached over plain `tcp://` (HTTP, no TLS), from `engines`,
    * `docker` or DOCKER_HOST. Anyone on the network path can then run containers on the engine
    * and read or change every run. Only for a network you fully trust; otherwise such an
@@ -49,6 +56,7 @@ export type ResolvedFleetOptions = {
   healthCheckIntervalMs: number;
   sweepIntervalMs: number;
   clockSkewMs: number;
+  scope: string | undefined;
 };
 
 /** Resolves and checks `FleetOptions` (`InvalidArgumentError` on bad input). */
@@ -58,6 +66,7 @@ export function resolveFleetOptions({
   healthCheckIntervalMs = 5_000,
   sweepIntervalMs = 300_000,
   clockSkewMs = 60_000,
+  scope,
   allowInsecureTcp = false,
 }: FleetOptions): ResolvedFleetOptions {
   for (const [argument, value, min] of [
@@ -81,6 +90,13 @@ export function resolveFleetOptions({
       argument: 'engines',
       value: engines,
       message: 'must be a non-empty array of engines',
+    });
+  }
+  if (scope !== undefined && (typeof scope !== 'string' || !/^[\w.-]{1,63}$/.test(scope))) {
+    throw new InvalidArgumentError({
+      argument: 'scope',
+      value: scope,
+      message: 'must be 1 to 63 letters, digits, `_`, `.` or `-` (it becomes a container label)',
     });
   }
   if (typeof allowInsecureTcp !== 'boolean') {
@@ -107,5 +123,5 @@ export function resolveFleetOptions({
     }
     names.add(name);
   });
-  return { engines: resolved, healthCheckIntervalMs, sweepIntervalMs, clockSkewMs };
+  return { engines: resolved, healthCheckIntervalMs, sweepIntervalMs, clockSkewMs, scope };
 }

@@ -21,6 +21,17 @@ export const SANDBOX_LABEL = 'ai-toolbelt.sandbox';
  * ```
  */
 export const INSTANCE_LABEL = 'ai-toolbelt.sandbox.instance';
+/**
+ * The `scope` option of the sandbox that made the container, when it has one: sweeps of a
+ * scoped sandbox consider only containers of its scope, and unscoped sandboxes leave scoped
+ * containers alone.
+ *
+ * @example
+ * ```ts
+ * const ours = await docker.listContainers({ all: true, filters: { label: [`${SCOPE_LABEL}=billing`] } });
+ * ```
+ */
+export const SCOPE_LABEL = 'ai-toolbelt.sandbox.scope';
 /** Host name of the process that made the container (informational only). */
 export const HOST_LABEL = 'ai-toolbelt.sandbox.host';
 /** PID of the process that made the container (informational only; PIDs repeat across namespaces). */

@@ -9,6 +9,7 @@ import {
   KIND_LABEL,
   PID_LABEL,
   SANDBOX_LABEL,
+  SCOPE_LABEL,
 } from './labels.ts';
 
 /**
@@ -24,6 +25,7 @@ export async function listSandboxContainers({
   docker,
   instanceId,
   pid,
+  scope,
   dockerTimeoutMs = 10_000,
 }: {
   /** Docker client. */
@@ -32,11 +34,14 @@ export async function listSandboxContainers({
   instanceId?: string;
   /** Only containers made by this PID on this host (diagnostics; never used for ownership). */
   pid?: number;
+  /** Only containers of sandboxes with this `scope`. */
+  scope?: string;
   /** Deadline of the list call. */
   dockerTimeoutMs?: number;
 }): Promise<Docker.ContainerInfo[]> {
   const label = [SANDBOX_LABEL];
   if (instanceId !== undefined) label.push(`${INSTANCE_LABEL}=${instanceId}`);
+  if (scope !== undefined) label.push(`${SCOPE_LABEL}=${scope}`);
   if (pid !== undefined) label.push(`${PID_LABEL}=${pid}`, `${HOST_LABEL}=${hostname()}`);
   return dockerCall({
     operation: 'container list',
@@ -84,8 +89,9 @@ export async function removeContainers({
  * TTL wrapper has killed them, so whoever made them (this process, another replica, a
  * crashed one) no longer uses them) and conversation interpreters that have stopped (idle
  * expiry, killed: they are never started again). It never judges by host name or PID, so replicas sharing
- * an engine never remove each other's live containers. Returns the removed IDs; removal
- * failures are thrown together (`SandboxCleanupError`).
+ * an engine never remove each other's live containers. Only containers of `scope` are considered
+ * (without one: containers of no scope). Returns the removed IDs; removal failures are thrown
+ * together (`SandboxCleanupError`).
  *
  * @example
  * ```ts
@@ -96,6 +102,7 @@ export async function sweepStaleContainers({
   docker,
   dockerTimeoutMs = 10_000,
   clockSkewMs = 60_000,
+  scope,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -103,9 +110,18 @@ export async function sweepStaleContainers({
   dockerTimeoutMs?: number;
   /** Allowance for clocks of the hosts sharing the engine being this far apart. */
   clockSkewMs?: number;
+  /** The sweeping sandbox's `scope`: only containers of the same scope (or of none) are swept. */
+  scope?: string | undefined;
 }): Promise<string[]> {
   const now = Date.now();
-  const stale = (await listSandboxContainers({ docker, dockerTimeoutMs })).filter(info => {
+  const listed = await listSandboxContainers({
+    docker,
+    dockerTimeoutMs,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  const stale = listed.filter(info => {
+    // Docker cannot filter on a missing label: unscoped sweeps skip scoped containers here.
+    if (info.Labels[SCOPE_LABEL] !== scope) return false;
     const expires = Number(info.Labels[EXPIRES_LABEL]);
     // A conversation interpreter that stopped (idle expiry, killed) is never started again:
     // the next cell of its conversation restores into a new one.

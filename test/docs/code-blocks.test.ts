@@ -1,83 +1,79 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { type DocBlock, docBlocks, withPrelude } from './doc-blocks.ts';
+import { type DocBlock, docBlocks, markdownFiles } from './doc-blocks.ts';
+import { typeCheckBlocks } from './type-check-blocks.ts';
 
-// README and docs code, checked as a reader copies it: every ```ts block type-checks against the
-// built package (`npm test` builds first), and blocks marked `<!-- doc-test: run -->` run
+// README and docs code, checked as a reader copies it: every ```ts block of every Markdown file
+// under docs/ and of the READMEs type-checks against the built package (`npm test` builds
+// first; the compiler's exit status decides), and blocks marked `<!-- doc-test: run -->` run
 // offline and print what their `// ` comments after each console.log say (`...` matches anything).
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
 const dir = join(root, 'test-results', 'doc-blocks');
-const blocks = docBlocks(root, [
-  'README.md',
-  'docs/mcp.md',
-  'docs/sandbox.md',
-  'docs/deploy.md',
-  'examples/hono-server/README.md',
-  'examples/next-app/README.md',
-]);
+const files = markdownFiles(root);
+const blocks = docBlocks(root, files);
 const fileOf = (i: number) => `block-${String(i).padStart(3, '0')}.ts`;
 const where = (block: DocBlock) => `${block.file}:${block.line}`;
 
 async function exportsOf(specifier: string): Promise<string[]> {
   return Object.keys(await import(specifier));
 }
+const modules = async () => ({
+  'ai-toolbelt': await exportsOf('ai-toolbelt'),
+  'ai-toolbelt/mcp': await exportsOf('ai-toolbelt/mcp'),
+  'ai-toolbelt/sandbox': await exportsOf('ai-toolbelt/sandbox'),
+});
 
 describe('README and docs code', () => {
-  it('found the blocks', () => {
+  it('found the blocks of every doc', () => {
+    expect(files).toEqual(
+      expect.arrayContaining(['README.md', 'docs/retrieval.md', 'examples/next-app/README.md']),
+    );
     expect(blocks.length).toBeGreaterThan(20);
+    expect(new Set(blocks.map(block => block.file))).toContain('docs/retrieval.md');
     expect(blocks.some(block => block.run)).toBe(true);
   });
 
   it('type-checks every TypeScript block against the built package', async () => {
-    const modules = {
-      'ai-toolbelt': await exportsOf('ai-toolbelt'),
-      'ai-toolbelt/mcp': await exportsOf('ai-toolbelt/mcp'),
-      'ai-toolbelt/sandbox': await exportsOf('ai-toolbelt/sandbox'),
-    };
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    await Promise.all(
-      blocks.map((block, i) => writeFile(join(dir, fileOf(i)), withPrelude(block.code, modules))),
-    );
-    // Next.js apps import their own modules through the `@/` alias.
-    await writeFile(
-      join(dir, 'app-modules.d.ts'),
-      "declare module '@/lib/mcp' {\n  export function getToolbox(): Promise<import('ai-toolbelt/mcp').McpToolbox>;\n}\n",
-    );
-    await writeFile(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2023',
-          lib: ['ES2023', 'ESNext.Disposable', 'DOM'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: ['node'],
-          typeRoots: [join(root, 'node_modules', '@types')],
-        },
-        include: ['*.ts'],
-      }),
-    );
-    const tsc = join(root, 'node_modules', '.bin', 'tsc');
-    const output = await run(tsc, ['-p', dir]).then(
-      () => '',
-      (error: { stdout: string }) => error.stdout,
-    );
-    const problems = output
-      .split('\n')
-      .filter(line => /block-\d+\.ts\(/.test(line))
-      .map(line => {
-        const i = Number(/block-(\d+)\.ts/.exec(line)![1]);
-        return `${where(blocks[i]!)}: ${line.replace(/^[^:]+: /, '')}`;
-      });
+    const { exitCode, problems } = await typeCheckBlocks({
+      root,
+      dir,
+      blocks,
+      modules: await modules(),
+    });
     expect(problems).toEqual([]);
+    expect(exitCode).toBe(0);
+  }, 120_000);
+
+  it('fails on a broken block, and on a compiler failure no block line names', async () => {
+    const scratch = join(root, 'test-results', 'doc-blocks-broken');
+    const broken: DocBlock = {
+      file: 'broken.md',
+      line: 10,
+      code: "const index = createToolIndex();\nawait index.search(42, { topK: 'five' });",
+      run: false,
+    };
+    const found = await typeCheckBlocks({
+      root,
+      dir: scratch,
+      blocks: [broken],
+      modules: await modules(),
+    });
+    expect(found.exitCode).not.toBe(0);
+    expect(found.problems.join('\n')).toMatch(/^broken\.md:11: error TS2345: /);
+    // A failure outside any block (here a type library that does not exist) fails too.
+    const global = await typeCheckBlocks({
+      root,
+      dir: scratch,
+      blocks: [{ ...broken, code: 'export const fine = 1;' }],
+      modules: await modules(),
+      compilerOptions: { types: ['node', 'no-such-types'] },
+    });
+    expect(global.exitCode).not.toBe(0);
+    expect(global.problems.join('\n')).toMatch(/no-such-types/);
   }, 120_000);
 
   for (const [i, block] of blocks.entries()) {

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** A ```ts block of a Markdown file. */
 export type DocBlock = {
@@ -11,6 +12,23 @@ export type DocBlock = {
   /** Marked `<!-- doc-test: run -->`: runs offline, and prints what its comments say. */
   run: boolean;
 };
+
+/** The READMEs (the repository's and each example's) and every Markdown file under docs/. */
+export function markdownFiles(root: string): string[] {
+  const files = ['README.md'];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(`${dir}/${entry.name}`);
+      else if (entry.name.endsWith('.md')) files.push(`${dir}/${entry.name}`);
+    }
+  };
+  walk('docs');
+  for (const example of readdirSync(join(root, 'examples')).sort()) {
+    if (existsSync(join(root, 'examples', example, 'README.md')))
+      files.push(`examples/${example}/README.md`);
+  }
+  return files;
+}
 
 /** Every ```ts block of `files` (paths relative to `root`). */
 export function docBlocks(root: string, files: readonly string[]): DocBlock[] {

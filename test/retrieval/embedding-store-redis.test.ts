@@ -47,6 +47,8 @@ type ChildReport = {
   added: number;
   retrieval: string;
   selected: string[];
+  /** How many of `events` came during the upsert (the rest during the selection). */
+  upsertEvents: number;
   events: Array<EmbeddingCacheEvent | { type: 'store-error'; error: string }>;
 };
 
@@ -103,21 +105,31 @@ describeRedis('embedding store on redis-server', () => {
     return JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildReport;
   };
 
-  it('a second process with the same catalog re-embeds 0 tools; one changed tool re-embeds 1', async () => {
+  it('a second process with the same catalog re-embeds 0 tools in one store read; one changed tool re-embeds 1', async () => {
     let from = fake.requests.length;
     const first = await runProcess('second-process', catalog);
     expect(embeddedTools(from)).toHaveLength(catalog.length);
     expect(first).toMatchObject({ added: catalog.length, retrieval: 'hybrid' });
     expect(first.selected).toContain('get_weather');
-    expect(await storeOn('second-process').getKeys()).toHaveLength(catalog.length);
+    // A vector per tool, and the catalog's snapshot (one chunk) with the model's snapshot list.
+    const keys = await storeOn('second-process').getKeys();
+    expect(keys.filter(key => !/:snapshots?:/.test(key))).toHaveLength(catalog.length);
+    expect(keys.filter(key => /:snapshot:/.test(key))).toHaveLength(1);
+    expect(keys.filter(key => /:snapshots:/.test(key))).toHaveLength(1);
 
     from = fake.requests.length;
     const second = await runProcess('second-process', catalog);
     expect(embeddedTools(from)).toEqual([]);
     expect(second.selected).toEqual(first.selected);
-    expect(second.events).toEqual([
-      expect.objectContaining({ type: 'read', source: 'store', hits: catalog.length, invalid: 0 }),
+    // The upsert: one snapshot read. The selection: its candidates' exact vectors, in one read.
+    expect(second.events.slice(0, second.upsertEvents)).toEqual([
+      expect.objectContaining({ type: 'read', snapshot: true, hits: catalog.length, invalid: 0 }),
     ]);
+    const rescored = second.events.slice(second.upsertEvents);
+    expect(rescored).toEqual([expect.objectContaining({ type: 'read', invalid: 0 })]);
+    const [read] = rescored as Extract<EmbeddingCacheEvent, { type: 'read' }>[];
+    expect(read!.hits).toBe(read!.texts);
+    expect(read!.texts).toBeLessThan(catalog.length);
 
     from = fake.requests.length;
     const changed = catalog.map(tool =>
@@ -141,11 +153,13 @@ describeRedis('embedding store on redis-server', () => {
 
     const events: EmbeddingCacheEvent[] = [];
     const from = fake.requests.length;
-    const index = createToolIndex({
-      embeddingModel,
+    // Key by key (the snapshot would hold the right vector): the per-tool records' own check.
+    const cache = createEmbeddingCache({
       store,
-      onCacheEvent: event => events.push(event),
+      maxSnapshots: 0,
+      onEvent: event => events.push(event),
     });
+    const index = createToolIndex({ embeddingModel, cache });
     await index.upsert(catalog);
     expect(embeddedTools(from)).toEqual([toolEmbeddingText(catalog[3]!)]);
     expect(events).toContainEqual({

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
-import { KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
+import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
 import { startRedisServer, describeRedis, type RedisServer } from '../helpers/redis-server.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../helpers/scripted-model.ts';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
@@ -27,10 +27,20 @@ let conversations = 0;
 /** A fresh conversation of `userId` (conversation ids are unique per test). */
 const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, userId });
 
-/** The interpreter container of the last cell's conversation is found by its labels. */
-async function liveInterpreters(): Promise<string[]> {
+/**
+ * This sandbox's running interpreters, by their labels: only its instance's, since other test
+ * files (and other checkouts) run interpreters on the same engine at the same time.
+ */
+async function liveInterpreters(sandbox: DockerSandbox): Promise<string[]> {
   const list = await docker.listContainers({
-    filters: { label: [SANDBOX_LABEL, `${KIND_LABEL}=conversation`], status: ['running'] },
+    filters: {
+      label: [
+        SANDBOX_LABEL,
+        `${KIND_LABEL}=conversation`,
+        `${INSTANCE_LABEL}=${sandbox.instanceId}`,
+      ],
+      status: ['running'],
+    },
   });
   return list.map(info => info.Id);
 }
@@ -88,18 +98,7 @@ describeSandbox('conversation interpreters (real engine)', () => {
   });
 
   it("a new conversation's first cell runs in a waiting interpreter, started before it", async () => {
-    const mineRunning = async () =>
-      (
-        await docker.listContainers({
-          filters: {
-            label: [
-              `${KIND_LABEL}=conversation`,
-              `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
-            ],
-            status: ['running'],
-          },
-        })
-      ).map(info => info.Id);
+    const mineRunning = () => liveInterpreters(sandbox);
     // The pool (warmPoolSize 1) keeps one waiting: note those running before the cell.
     await vi.waitFor(async () => expect((await mineRunning()).length).toBeGreaterThan(0), {
       timeout: 60_000,
@@ -151,7 +150,7 @@ describeSandbox('conversation interpreters (real engine)', () => {
       'total = base + factor\nimport socket\nprint(socket.gethostname())',
     );
     const host = String(second.output.stdout).trim();
-    const [mine] = (await liveInterpreters()).filter(id => id.startsWith(host));
+    const [mine] = (await liveInterpreters(sandbox)).filter(id => id.startsWith(host));
     await docker.getContainer(mine!).kill();
     const after = await turn(sandbox, conversation, 'print(total)');
     expect(after.output).toMatchObject({ state: 'success', stdout: '42\n', cell: 3 });
@@ -392,16 +391,7 @@ describeSandbox('conversation interpreters: idle expiry and history bounds', () 
     // The supervisor exits after idleMs without a cell: wait until the container has stopped.
     await vi.waitFor(
       async () => {
-        const running = await docker.listContainers({
-          filters: {
-            label: [
-              `${KIND_LABEL}=conversation`,
-              `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`,
-            ],
-            status: ['running'],
-          },
-        });
-        expect(running).toEqual([]);
+        expect(await liveInterpreters(sandbox)).toEqual([]);
       },
       { timeout: 30_000, interval: 200 },
     );
@@ -415,17 +405,12 @@ describeSandbox('conversation interpreters: idle expiry and history bounds', () 
     const conversation = conversationOf('gina');
     await sandbox.executeCell(`first = 1  # ${'x'.repeat(30)}`, { conversation });
     await sandbox.executeCell(`second = 2  # ${'y'.repeat(30)}`, { conversation });
-    const live = await docker.listContainers({
-      filters: {
-        label: [`${KIND_LABEL}=conversation`, `ai-toolbelt.sandbox.instance=${sandbox.instanceId}`],
-        status: ['running'],
-      },
-    });
+    const live = await liveInterpreters(sandbox);
     // Killed, unless its 1 s idle expiry ended it first: lost either way.
     await Promise.all(
-      live.map(info =>
+      live.map(id =>
         docker
-          .getContainer(info.Id)
+          .getContainer(id)
           .kill()
           .catch(() => {}),
       ),

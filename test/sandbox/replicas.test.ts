@@ -2,6 +2,7 @@
 // the same host name, as on container platforms. Ownership is by instance label and expiry
 // only: one replica's start-up, sweeps and close never touch the other's containers.
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,9 @@ import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.t
 type Event = { event: string; [key: string]: unknown };
 
 const fixture = fileURLToPath(new URL('./fleet/replica.ts', import.meta.url));
+// The replicas sweep every second with no clock-skew margin: only within this scope, so other
+// test files' containers on the shared engine are never theirs to judge.
+const scope = `replicas-test-${randomUUID().slice(0, 8)}`;
 
 /** A replica process in a fresh PID namespace, with a queue of the events it printed. */
 class Replica {
@@ -22,7 +26,11 @@ class Replica {
 
   constructor() {
     this.child = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, fixture], {
-      env: { ...process.env, AI_TOOLBELT_SANDBOX_IMAGE: SANDBOX_IMAGE },
+      env: {
+        ...process.env,
+        AI_TOOLBELT_SANDBOX_IMAGE: SANDBOX_IMAGE,
+        AI_TOOLBELT_TEST_SCOPE: scope,
+      },
       // Its own process group, so a kill -9 reaches the namespace's PID 1 too.
       detached: true,
     });
@@ -73,7 +81,7 @@ class Replica {
 }
 
 const byInstance = async (instanceId: string) =>
-  (await listSandboxContainers({ docker, instanceId })).map(info => ({
+  (await listSandboxContainers({ docker, instanceId, scope })).map(info => ({
     id: info.Id,
     state: info.State,
     kind: info.Labels['ai-toolbelt.sandbox.kind'],

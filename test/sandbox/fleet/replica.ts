@@ -10,9 +10,11 @@ const send = (event: Record<string, unknown>) => process.stdout.write(`${JSON.st
 const sandbox = await DockerSandbox.create({
   image: process.env.AI_TOOLBELT_SANDBOX_IMAGE,
   warmPoolSize: 2,
-  // Expiry is judged at once and often, to show a crashed replica's containers going.
+  // Expiry is judged at once and often, to show a crashed replica's containers going; within
+  // the test's own scope, so these sweeps never touch another test's containers.
   clockSkewMs: 0,
   sweepIntervalMs: 1_000,
+  scope: process.env.AI_TOOLBELT_TEST_SCOPE,
   preimport: [],
 });
 while (sandbox.warmCount < 2) await new Promise(resolve => setTimeout(resolve, 20));

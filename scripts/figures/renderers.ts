@@ -1,0 +1,18 @@
+// Every figure the docs may quote, by name (see update-docs.ts for the markers).
+import { middlewareFigures } from './middleware-figures.ts';
+import { retrievalFigures } from './retrieval-figures.ts';
+import { sandboxFigures } from './sandbox-figures.ts';
+import type { Renderers } from './update-docs.ts';
+
+/** The blocks and values of README, docs/** and the examples' READMEs. */
+export const RENDERERS: Renderers = [
+  middlewareFigures,
+  retrievalFigures,
+  sandboxFigures,
+].reduce<Renderers>(
+  (all, part) => ({
+    blocks: { ...all.blocks, ...part.blocks },
+    values: { ...all.values, ...part.values },
+  }),
+  { blocks: {}, values: {} },
+);

@@ -1,0 +1,199 @@
+// Figures of bench:retrieval, bench:learning, bench:quality and bench:cold-start.
+import { measuredOn, ms, msOrS, num, ratio, table } from './format.ts';
+import type { Results, Row } from './results.ts';
+import type { Renderers } from './update-docs.ts';
+
+const n = (row: Row, field: string): number => {
+  const value = row[field];
+  if (typeof value !== 'number') throw new Error(`${field} is ${JSON.stringify(value)}`);
+  return value;
+};
+const recall = (row: Row, field: string, k: number): number =>
+  (row[field] as Record<string, number>)[`R@${k}`]!;
+
+function retrievalTable(results: Results): string {
+  const rows = results.file('retrieval').rows;
+  const optional = (value: unknown, render: (x: number) => string) =>
+    typeof value === 'number' ? render(value) : '–';
+  return [
+    table(
+      [
+        'tools',
+        'p50 ms',
+        'p99 ms',
+        'seed (Python) ms',
+        'naive JS ms',
+        'plain scan ms',
+        'vs seed',
+        'bytes / tool',
+      ],
+      rows.map(row => [
+        num(n(row, 'tools')),
+        num(n(row, 'p50Ms'), n(row, 'p50Ms') < 1 ? 2 : 1),
+        num(n(row, 'p99Ms'), n(row, 'p99Ms') < 1 ? 2 : 1),
+        optional(row.seedMs, x => num(x)),
+        num(n(row, 'naiveMs'), n(row, 'naiveMs') < 100 ? 1 : 0),
+        num(n(row, 'scanMs'), n(row, 'scanMs') < 100 ? 1 : 0),
+        optional(row.seedSpeedup, x => ratio(x, 0)),
+        num(n(row, 'bytesPerTool')),
+      ]),
+    ),
+    '',
+    `Index memory is ${ratio(Math.max(...rows.map(row => n(row, 'memoryVsRawVectors'))))} the raw float32 vector bytes. ${measuredOn(results.file('retrieval').machine, 'npm run bench:retrieval')}`,
+  ].join('\n');
+}
+
+function learningTable(results: Results): string {
+  const rows = results.rows('learning').filter(row => row.retrieval !== undefined);
+  return [
+    table(
+      [
+        'set',
+        'channel',
+        'learned pairs',
+        'R@1 without / with',
+        'R@5 without / with',
+        'R@10 without / with',
+      ],
+      rows.map(row => [
+        String(row.set),
+        String(row.retrieval),
+        num(n(row, 'learned')),
+        ...[1, 5, 10].map(
+          k => `${num(recall(row, 'without', k), 1)} / ${num(recall(row, 'withLearning', k), 1)}`,
+        ),
+      ]),
+    ),
+    '',
+    measuredOn(results.file('learning').machine, 'npm run bench:learning'),
+  ].join('\n');
+}
+
+// From each set's README (test/fixtures/eval/*/README.md): plain BM25 over name + description.
+const REFERENCE: Record<string, number[]> = {
+  dev: [39.0, 62.0, 70.0, 53.4],
+  'dev-multi': [9.1, 24.3, 34.8, 24.8],
+};
+
+function qualityTable(results: Results): string {
+  const label: Record<string, string> = {
+    dev: 'dev (1 tool per request)',
+    'dev-multi': 'dev-multi (2 tools per request)',
+  };
+  const lines: string[][] = [];
+  for (const set of ['dev', 'dev-multi']) {
+    lines.push([
+      label[set]!,
+      "plain BM25 (reference from the set's README)",
+      ...REFERENCE[set]!.map(x => num(x, 1)),
+    ]);
+    for (const [mode, method] of [
+      ['single', "ai-toolbelt lexical, `mode: 'single'`"],
+      ['multi', '**ai-toolbelt lexical (default, multi)**'],
+    ] as const) {
+      const row = results.row('quality', { set, retrieval: 'lexical', mode });
+      lines.push([set, method, ...figures(row)]);
+    }
+  }
+  return [
+    table(['set', 'method', 'R@1', 'R@5', 'R@10', 'nDCG@10'], lines),
+    '',
+    measuredOn(results.file('quality').machine, 'npm run bench:quality'),
+  ].join('\n');
+}
+
+const figures = (row: Row): string[] => [
+  ...[1, 5, 10].map(k => num(recall(row, 'recall', k), 1)),
+  num(n(row, 'ndcg10'), 1),
+];
+
+function warmRecallTable(results: Results): string {
+  const lines: string[][] = [];
+  const names: Record<string, string> = {
+    exact: 'vectors from the model (cold start)',
+    snapshot: 'int8 snapshot, top candidates rescored with the stored float32 (warm start)',
+    int8: 'int8 snapshot alone, no rescoring (for comparison)',
+  };
+  for (const set of ['dev', 'dev-multi']) {
+    for (const vectors of ['exact', 'snapshot', 'int8']) {
+      const row = results.row('quality', { set, retrieval: 'hybrid', mode: 'multi', vectors });
+      lines.push([set, names[vectors]!, ...figures(row)]);
+    }
+  }
+  const row = results.row('quality', { set: 'dev', retrieval: 'hybrid', vectors: 'exact' });
+  return [
+    table(['set', 'hybrid, dense vectors', 'R@1', 'R@5', 'R@10', 'nDCG@10'], lines),
+    '',
+    `Dense vectors from the ${String(row.embedder)}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
+  ].join('\n');
+}
+
+function coldStartTable(results: Results): string {
+  const row = (mode: string) => results.row('cold-start', { mode });
+  const lexical = row('lexical');
+  const cold = row('hybrid-cold');
+  const label: Record<string, string> = {
+    lexical: 'lexical (no model)',
+    'hybrid-cold': 'hybrid, empty store',
+    'hybrid-warm': 'hybrid, store filled by an earlier process',
+  };
+  const { machine } = results.file('cold-start');
+  return [
+    table(
+      [
+        'mode',
+        'first selection after',
+        'vs lexical',
+        'vs hybrid, empty store',
+        'imports',
+        'building the index',
+        'first selection',
+        'texts embedded (requests)',
+        'store reads',
+      ],
+      ['lexical', 'hybrid-cold', 'hybrid-warm'].map(mode => {
+        const r = row(mode);
+        const phases = r.phases as Record<string, number>;
+        return [
+          label[mode]!,
+          msOrS(n(r, 'coldStartMs')),
+          ratio(n(r, 'coldStartMs') / n(lexical, 'coldStartMs')),
+          ratio(n(r, 'coldStartMs') / n(cold, 'coldStartMs')),
+          ms(phases.importMs!),
+          msOrS(phases.indexMs!),
+          ms(phases.selectMs!),
+          `${num(n(r, 'embeddedTexts'))} (${num(n(r, 'embedCalls'))})`,
+          mode === 'lexical' ? '–' : `${num(n(r, 'storeReads'))} (${ms(phases.storeReadMs!)})`,
+        ];
+      }),
+    ),
+    '',
+    `${num(n(lexical, 'tools'))} tools; medians of ${n(lexical, 'runs')} rounds, each a fresh process per case; the phases are medians too, so they need not add up. Warm and cold starts selected ${results.row('cold-start', { check: 'warm and cold select the same tools' }).ok === true ? 'the same tools' : 'different tools'}. ${measuredOn(machine, 'npm run bench:cold-start')}`,
+  ].join('\n');
+}
+
+function coldStartSummary(results: Results): string {
+  const phase = (mode: string, name: string) =>
+    (results.row('cold-start', { mode }).phases as Record<string, number>)[name]!;
+  const warm = results.row('cold-start', { mode: 'hybrid-warm' });
+  const extra = (name: string) => ms(phase('hybrid-warm', name) - phase('lexical', name));
+  return [
+    `Here a warm start took ${ratio(n(warm, 'vsLexical'))} the lexical start and ${ratio(n(warm, 'vsHybridCold'))} the start with an empty store. Of what it`,
+    `adds to the lexical start, ${extra('importMs')} are the imports (the provider, unstorage and its Redis client), ${extra('indexMs')} building`,
+    `the index (the snapshot's read, mostly while the lexical index is built, and its vectors), and ${extra('selectMs')} the`,
+    `first selection: the app's first embedding request (loading the HTTP client, the provider's first`,
+    `answer; a cold start pays these while embedding the catalog) and rescoring the candidates.`,
+  ].join('\n');
+}
+
+export const retrievalFigures: Renderers = {
+  blocks: {
+    'retrieval-table': retrievalTable,
+    'learning-table': learningTable,
+    'quality-table': qualityTable,
+    'warm-recall-table': warmRecallTable,
+    'cold-start-table': coldStartTable,
+    'cold-start-summary': coldStartSummary,
+  },
+  values: {},
+};

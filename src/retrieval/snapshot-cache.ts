@@ -1,0 +1,168 @@
+import type { EmbeddingBacking } from './embedding-backing.ts';
+import type { EmbeddingCacheEvent } from './embedding-cache.ts';
+import {
+  type SnapshotChunk,
+  decodeSnapshotChunk,
+  encodeSnapshot,
+  snapshotCatalog,
+  snapshotDirections,
+} from './catalog-snapshot.ts';
+
+/** Fewer texts than this are read key by key: a snapshot pays off for catalogs, not for a tool. */
+export const MIN_SNAPSHOT_TEXTS = 64;
+
+const LIST_FORMAT = 'aitb-snaps1|';
+
+type Guarded = <T>(
+  operation: 'read' | 'write',
+  run: (backing: EmbeddingBacking) => Promise<T>,
+  abortSignal?: AbortSignal,
+) => Promise<T | undefined>;
+
+/** Reads and writes whole-catalog snapshots (see `catalog-snapshot.ts`) in a store. */
+export type SnapshotCache = {
+  /**
+   * The vectors of `texts` (same order) from their catalog's snapshot, approximate and as int8
+   * directions (see `snapshotDirections`); undefined on a miss.
+   */
+  read(request: {
+    modelId: string;
+    texts: readonly string[];
+    dimensions?: number | undefined;
+    abortSignal?: AbortSignal | undefined;
+  }): Promise<Int8Array[] | undefined>;
+  /** Writes the snapshot of `texts` (their vectors in the same order) and drops the oldest beyond the limit. */
+  write(request: {
+    modelId: string;
+    texts: readonly string[];
+    vectors: readonly Float32Array[];
+  }): Promise<void>;
+};
+
+/**
+ * Snapshots under `<prefix>:snapshot:<model>:<catalog hash>:<chunk>`, and per model a list of the
+ * newest `maxSnapshots` (`<prefix>:snapshots:<model>`): writing a snapshot removes those that
+ * fell off it, so a catalog that changes with every deploy does not pile up snapshots.
+ *
+ * @example
+ * ```ts
+ * const snapshots = snapshotCache({ guarded, storeKey, modelKey, maxSnapshots: 4, report });
+ * const vectors = await snapshots.read({ modelId, texts });
+ * ```
+ */
+export function snapshotCache({
+  guarded,
+  storeKey,
+  modelKey,
+  maxSnapshots,
+  report,
+}: {
+  /** Store operations with the cache's timeout, back-off and error events. */
+  guarded: Guarded;
+  /** The full store key of a key below the cache's prefix. */
+  storeKey: (key: string) => string;
+  /** A model id made key-safe. */
+  modelKey: (modelId: string) => string;
+  /** Snapshots kept per model. */
+  maxSnapshots: number;
+  /** The cache's event listener. */
+  report: (event: EmbeddingCacheEvent) => void;
+}): SnapshotCache {
+  const chunkKey = (modelId: string, hash: string, chunk: number) =>
+    storeKey(`snapshot:${modelKey(modelId)}:${hash}:${chunk}`);
+  const listKey = (modelId: string) => storeKey(`snapshots:${modelKey(modelId)}`);
+
+  return {
+    async read({ modelId, texts, dimensions, abortSignal }) {
+      if (maxSnapshots < 1 || texts.length < MIN_SNAPSHOT_TEXTS) return undefined;
+      const started = performance.now();
+      const catalog = snapshotCatalog(texts);
+      const keys = Array.from({ length: catalog.chunks }, (_, c) =>
+        chunkKey(modelId, catalog.hash, c),
+      );
+      const values = await guarded('read', b => b.read(keys), abortSignal);
+      if (values === undefined) return undefined;
+      const total = catalog.texts.length;
+      const decoded = [];
+      let invalid = 0;
+      for (const [chunk, value] of values.entries()) {
+        if (value === undefined) break;
+        const result = decodeSnapshotChunk(value, { modelId, chunk, total, dimensions });
+        if ('invalid' in result) {
+          invalid++;
+          report({ type: 'invalid-entry', key: keys[chunk]!, reason: result.invalid });
+          break;
+        }
+        if (decoded.length > 0 && result.dimensions !== decoded[0]!.dimensions) {
+          invalid++;
+          report({ type: 'invalid-entry', key: keys[chunk]!, reason: 'dimensions differ' });
+          break;
+        }
+        decoded.push(result);
+      }
+      const hit = decoded.length === catalog.chunks;
+      report({
+        type: 'read',
+        source: 'store',
+        texts: total,
+        hits: hit ? total : 0,
+        invalid,
+        ms: performance.now() - started,
+        snapshot: true,
+      });
+      if (!hit) return undefined;
+      const vectors = snapshotDirections(decoded);
+      const byText = new Map(catalog.texts.map((text, i) => [text, vectors[i]!]));
+      return texts.map(text => byText.get(text)!);
+    },
+
+    async write({ modelId, texts, vectors }) {
+      if (maxSnapshots < 1 || texts.length < MIN_SNAPSHOT_TEXTS) return;
+      const catalog = snapshotCatalog(texts);
+      const byText = new Map(texts.map((text, i) => [text, vectors[i]!]));
+      const chunks: SnapshotChunk[] = encodeSnapshot({
+        modelId,
+        vectors: catalog.texts.map(text => byText.get(text)!),
+      });
+      const records = chunks.map((record, c) => ({
+        key: chunkKey(modelId, catalog.hash, c),
+        record,
+      }));
+      const written = await guarded('write', async b => {
+        await b.write(records);
+        return true;
+      });
+      if (written === undefined) return; // the store failed (reported): no list to update
+      // The model's list of snapshots, newest first; those past maxSnapshots are removed.
+      const [stored] = (await guarded('read', b => b.read([listKey(modelId)]))) ?? [];
+      const listed = parseList(stored).filter(entry => entry.h !== catalog.hash);
+      const kept = [{ h: catalog.hash, n: catalog.chunks }, ...listed].slice(0, maxSnapshots);
+      const dropped = listed.slice(maxSnapshots - 1);
+      const list = `${LIST_FORMAT}${JSON.stringify(kept)}`;
+      await guarded('write', b => b.write([{ key: listKey(modelId), record: list }]));
+      const stale = dropped.flatMap(({ h, n }) =>
+        Array.from({ length: n }, (_, c) => chunkKey(modelId, h, c)),
+      );
+      if (stale.length > 0) await guarded('write', b => b.remove(stale));
+    },
+  };
+}
+
+function parseList(value: unknown): { h: string; n: number }[] {
+  if (typeof value !== 'string' || !value.startsWith(LIST_FORMAT)) return [];
+  try {
+    const parsed = JSON.parse(value.slice(LIST_FORMAT.length)) as unknown;
+    if (!Array.isArray(parsed)) return [];
+    // Only what this code writes: a hash (base64url) and a small chunk count.
+    return parsed.filter(
+      (entry): entry is { h: string; n: number } =>
+        typeof entry?.h === 'string' &&
+        /^[\w-]{43}$/.test(entry.h) &&
+        Number.isInteger(entry.n) &&
+        entry.n >= 1 &&
+        entry.n <= 100_000,
+    );
+  } catch {
+    return [];
+  }
+}

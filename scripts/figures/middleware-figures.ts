@@ -87,8 +87,8 @@ function telemetryTable(results: Results): string {
       ['tools', 'first step off / on', 'later step off / on', 'spans per model call on'],
       rows.map(row => [
         num(n(row, 'tools')),
-        `${num(n(row, 'offFirstStepMs'), 2)} / ${ms(n(row, 'onFirstStepMs'))}`,
-        `${num(n(row, 'offCachedStepMs'), 2)} / ${ms(n(row, 'onCachedStepMs'))}`,
+        `${num(n(row, 'offFirstStepMs'), 2)} / ${num(n(row, 'onFirstStepMs'), 2)} ms`,
+        `${num(n(row, 'offCachedStepMs'), 2)} / ${num(n(row, 'onCachedStepMs'), 2)} ms`,
         num(n(row, 'spansPerCallOn'), 1),
       ]),
     ),

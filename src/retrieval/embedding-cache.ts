@@ -7,30 +7,9 @@ import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-ba
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
 import { snapshotCache } from './snapshot-cache.ts';
 import { storeGuard } from './store-guard.ts';
+import type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
 
-/** What the embedding cache reports: nothing here is a failure of the caller's request. */
-export type EmbeddingCacheEvent =
-  /** The store or file was read for a batch of texts. */
-  | {
-      type: 'read';
-      source: 'file' | 'store';
-      /** Texts asked for. */
-      texts: number;
-      /** Usable vectors found. */
-      hits: number;
-      /** Entries found but rejected (see `invalid-entry`). */
-      invalid: number;
-      ms: number;
-      /** A whole-catalog snapshot was read (one round trip): `hits` is all `texts` or none. */
-      snapshot?: boolean;
-    }
-  /** A stored vector was not used (another model, shape or corrupt); it is embedded again and replaced. */
-  | { type: 'invalid-entry'; key: string; reason: string }
-  /**
-   * The store failed or timed out; the texts are embedded again. The store is
-   * left alone for `retryAfterMs`, then tried again.
-   */
-  | { type: 'store-error'; source: 'file' | 'store'; error: StoreError };
+export type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
 
 /** One lookup of {@link EmbeddingCache.read}. */
 export type EmbeddingCacheRead = {

@@ -1,5 +1,5 @@
 import type { EmbeddingBacking } from './embedding-backing.ts';
-import type { EmbeddingCacheEvent } from './embedding-cache.ts';
+import type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
 import {
   type SnapshotChunk,
   decodeSnapshotChunk,

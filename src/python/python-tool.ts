@@ -169,6 +169,9 @@ export function pythonTool({
       let attempt = (last?.record?.attempt ?? prior.length) + 1;
       let previousFingerprint = last && (last.record?.fingerprint ?? errorFingerprint(last.text));
       let current = code;
+      // Said on every later output of this call: a repaired attempt's result is what the model
+      // reads in the end, and state restored before the failed attempt is still restored.
+      let restored: string | undefined;
       for (;;) {
         yield emit({ state: 'running', attempt, code: current });
         const traced = traceAttempt({
@@ -211,6 +214,7 @@ export function pythonTool({
           });
           return;
         }
+        restored ??= result.restored?.summary;
         if (result.status === 'success') {
           traced.end({ status: 'success', attempt });
           const cut = result.stdout.length > maxOutputChars;
@@ -235,7 +239,7 @@ export function pythonTool({
             truncated: cut || result.truncated,
             code: current,
             ...artifacts,
-            ...stateOf(result),
+            ...stateOf(result, restored),
           });
           return;
         }
@@ -258,7 +262,7 @@ export function pythonTool({
           fingerprint,
           next: decision,
           reason,
-          ...stateOf(result),
+          ...stateOf(result, restored),
         });
         if (decision === 'halt' || !repair) return;
         previousFingerprint = fingerprint;
@@ -271,7 +275,7 @@ export function pythonTool({
             repairCode({
               model: repair.model,
               code,
-              error,
+              error: restored ? `[${restored}]\n${error}` : error,
               ...(abortSignal ? { abortSignal } : {}),
             }),
         });
@@ -283,10 +287,10 @@ export function pythonTool({
 }
 
 /** The conversation fields of an output: the cell's number, and how lost state was restored. */
-function stateOf(result: { cell?: number; restored?: { summary: string } }) {
+function stateOf(result: { cell?: number }, restored: string | undefined) {
   return {
     ...(result.cell !== undefined ? { cell: result.cell } : {}),
-    ...(result.restored !== undefined ? { restored: result.restored.summary } : {}),
+    ...(restored !== undefined ? { restored } : {}),
   };
 }
 

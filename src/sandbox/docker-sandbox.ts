@@ -16,6 +16,7 @@ import { runOnFleet } from './fleet-run.ts';
 import { startSessionOnFleet } from './fleet-session.ts';
 import { checkRunArguments } from './run-arguments.ts';
 import { ConversationInterpreters } from './conversation/conversation-interpreters.ts';
+import { checkConversation } from './conversation/check-conversation.ts';
 import { recordBusyRejection, traceSandboxRun } from '../telemetry/sandbox-telemetry.ts';
 import { resolveConversationOptions } from './conversation/conversation-options.ts';
 import type {
@@ -225,7 +226,12 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
   async executeCell(code: string, options: SandboxCellOptions): Promise<SandboxCellResult> {
     if (this.closed) throw new SandboxClosedError();
     const { abortSignal, onOutput, conversation } = options ?? ({} as SandboxCellOptions);
-    const { timeoutMs, files } = checkRunArguments({ code, options, sandbox: this.options });
+    checkConversation(conversation);
+    const { timeoutMs, files } = checkRunArguments({
+      code,
+      options: options ?? {},
+      sandbox: this.options,
+    });
     abortSignal?.throwIfAborted();
     await this.ready();
     if (this.closed) throw new SandboxClosedError();

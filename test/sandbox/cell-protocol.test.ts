@@ -19,10 +19,15 @@ const frame = (id: string, type: string, payload: string | Buffer = '') => {
   return Buffer.concat([Buffer.from(`\0ATB1 ${id} ${type} ${body.length}\n`), body]);
 };
 
-function parse(chunks: Buffer[], allowRecord = (bytes: number) => bytes <= 100) {
+function parse(
+  chunks: Buffer[],
+  allowRecord = (bytes: number) => bytes <= 100,
+  { joinMidStream = false } = {},
+) {
   const frames: CellFrame[] = [];
   const parser = new CellFrameParser({
     requestId: 'r1',
+    joinMidStream,
     allowRecord,
     onFrame: f => frames.push(f),
   });
@@ -67,6 +72,29 @@ describe('CellFrameParser', () => {
       'a frame header is too long',
     );
     expect(parse([frame('r1', 'exec', 'x')]).error).toMatch(/unknown frame type/);
+  });
+
+  it('joining a running interpreter, skips the tail of a frame begun before the attach', () => {
+    // Another replica's cell is printing: this attach sees its output from the middle on.
+    const other = frame('other', 'out', 'y'.repeat(70_000));
+    const stream = Buffer.concat([
+      other.subarray(40_000),
+      frame('r1', 'out', 'mine'),
+      frame('r1', 'done', '{"exitCode":0}'),
+    ]);
+    for (const size of [1, 3, 4096, stream.length]) {
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < stream.length; i += size) chunks.push(stream.subarray(i, i + size));
+      const { frames, ok } = parse(chunks, undefined, { joinMidStream: true });
+      expect(ok).toBe(true);
+      const out = frames.filter(f => f.type === 'out').map(f => (f as { data: Buffer }).data);
+      expect(Buffer.concat(out).toString()).toBe('mine');
+      expect(frames.filter(f => f.type !== 'out')).toEqual([
+        { type: 'done', outcome: { exitCode: 0 } },
+      ]);
+    }
+    // Without it (an interpreter attached before its start), such bytes break the protocol.
+    expect(parse([other.subarray(40_000)]).error).toBe('a frame header is too long');
   });
 });
 
@@ -164,7 +192,8 @@ describe('interpreter supervisor and kernel (host python3)', () => {
       expect(await interpreter.cell('print(x)')).toEqual({ out: '41\n', done: { exitCode: 0 } });
       const loud = await interpreter.cell('print("y" * 5000)', { maxOutputBytes: 1000 });
       expect(loud.done).toEqual({ status: 'output-limit' });
-      expect(await interpreter.exited).toBe(0);
+      // Not 0, which the host reads as the idle expiry.
+      expect(await interpreter.exited).toBe(70);
     } finally {
       interpreter.stop();
     }
@@ -176,7 +205,19 @@ describe('interpreter supervisor and kernel (host python3)', () => {
       interpreter.hello('s');
       const stuck = await interpreter.cell('while True: pass', { timeoutMs: 200 });
       expect(stuck.done).toEqual({ status: 'timeout' });
-      expect(await interpreter.exited).toBe(0);
+      expect(await interpreter.exited).toBe(70);
+    } finally {
+      interpreter.stop();
+    }
+  });
+
+  it('exits with 70, not the idle 0, when the kernel dies in a cell', async () => {
+    const interpreter = hostInterpreter();
+    try {
+      interpreter.hello('s');
+      const died = await interpreter.cell('import os\nos._exit(3)');
+      expect(died.done).toEqual({ status: 'crashed', exitCode: 3 });
+      expect(await interpreter.exited).toBe(70);
     } finally {
       interpreter.stop();
     }

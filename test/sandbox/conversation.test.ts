@@ -160,6 +160,37 @@ describeSandbox('conversation interpreters (real engine)', () => {
     expect(after.modelText).toContain('[Python state restored by re-running 2 earlier cells');
   });
 
+  it('with inline repair, the repaired result still says the state was restored', async () => {
+    const conversation = conversationOf();
+    await sandbox.executeCell('import socket\nrate = 3', { conversation });
+    const host = (
+      await sandbox.executeCell('print(socket.gethostname())', { conversation })
+    ).stdout.trim();
+    const [mine] = (await liveInterpreters(sandbox)).filter(id => id.startsWith(host));
+    await docker.getContainer(mine!).kill();
+    const repairModel = scriptedModel([{ text: '```python\nprint(rate * 2)\n```' }]);
+    const main = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'print(rates * 2)' } }] },
+      { text: '6' },
+    ]);
+    const result = await generateText({
+      model: main,
+      tools: { python: pythonTool({ sandbox, conversation, repair: { model: repairModel } }) },
+      prompt: 'double the rate',
+      stopWhen: stepCountIs(3),
+    });
+    const summary = 'Python state restored by re-running 2 earlier cells (it had stopped).';
+    expect(JSON.stringify(repairModel.calls[0]!.prompt)).toContain(summary);
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({
+      state: 'success',
+      attempts: 2,
+      stdout: '6\n',
+      restored: summary,
+    });
+    const toolMessage = main.calls[1]!.prompt.find(message => message.role === 'tool')!;
+    expect(JSON.stringify(toolMessage.content)).toContain(`[${summary}]`);
+  });
+
   it('a cell that times out ends as a timeout; the next cell gets the state back', async () => {
     const conversation = conversationOf();
     await sandbox.executeCell('n = 7', { conversation });

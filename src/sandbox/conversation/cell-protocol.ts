@@ -102,6 +102,7 @@ export class CellFrameParser {
   private mine = false;
   private body: Buffer | undefined;
   private bodyBytes = 0;
+  private synced: boolean;
   /** Set once the stream broke the protocol: what was wrong. */
   error: string | undefined;
 
@@ -109,6 +110,7 @@ export class CellFrameParser {
     requestId,
     onFrame,
     allowRecord,
+    joinMidStream = false,
   }: {
     /** The cell's request id; frames with another id are skipped. */
     requestId: string;
@@ -116,14 +118,36 @@ export class CellFrameParser {
     onFrame: (frame: CellFrame) => void;
     /** Asked before a record of this many bytes is read; false is a protocol error. */
     allowRecord: (bytes: number) => boolean;
+    /**
+     * The stream may start inside a frame: an attach to a running interpreter (another
+     * replica's cell in flight) gets its output from the attach on. Bytes before the first
+     * frame header are skipped instead of breaking the protocol.
+     */
+    joinMidStream?: boolean;
   }) {
     this.requestId = requestId;
     this.onFrame = onFrame;
     this.allowRecord = allowRecord;
+    this.synced = !joinMidStream;
   }
 
   /** Feeds stdout payload bytes; false once the stream broke the protocol. */
-  push(data: Buffer): boolean {
+  push(chunk: Buffer): boolean {
+    let data = chunk;
+    if (!this.synced) {
+      const joined = this.header.length > 0 ? Buffer.concat([this.header, chunk]) : chunk;
+      const at = joined.indexOf(FRAME_PREFIX);
+      if (at < 0) {
+        // Held over: the start of a header split across chunks.
+        this.header = Buffer.from(
+          joined.subarray(Math.max(0, joined.length - FRAME_PREFIX.length + 1)),
+        );
+        return true;
+      }
+      this.synced = true;
+      this.header = Buffer.alloc(0);
+      data = joined.subarray(at);
+    }
     let offset = 0;
     while (offset < data.length && this.error === undefined) {
       if (this.type === undefined) {

@@ -1,5 +1,4 @@
 import type Docker from 'dockerode';
-import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { dockerCall, isGone } from '../docker-call.ts';
 import type { EngineSet } from '../engine-set.ts';
 import { resolveRecordCaps } from '../record-budget.ts';
@@ -18,10 +17,13 @@ import type { ResolvedConversationOptions } from './conversation-options.ts';
 import {
   type KnownInterpreter,
   type PlacedInterpreter,
+  hasRoom,
   placeInterpreter,
 } from './interpreter-placement.ts';
 import { replayHistory } from './replay-history.ts';
 import { runCell } from './run-cell.ts';
+import { checkConversation } from './check-conversation.ts';
+import { inTurn } from '../../util/in-turn.ts';
 import type { RunTrace } from '../../telemetry/sandbox-telemetry.ts';
 
 /** A cell as `DockerSandbox#executeCell` hands it on, already checked. */
@@ -50,8 +52,8 @@ type PlacedCall = CellCall & {
  *
  * @example
  * ```ts
- * const interpreters = new ConversationInterpreters({ engines, options, preimport, dockerTimeoutMs });
- * const result = await interpreters.run({ code, conversation, files: [], limits, abortSignal });
+ * const interpreters = new ConversationInterpreters({ engines, options, sandbox });
+ * const result = await interpreters.run({ code, conversation, files: [], timeoutMs: 30_000, abortSignal });
  * ```
  */
 export class ConversationInterpreters {
@@ -64,6 +66,8 @@ export class ConversationInterpreters {
   private readonly known = new Map<string, KnownInterpreter>();
   /** The tail of each conversation's queue of cells in this process. */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** The tail of each user's queue of placements: their list in the store is read, then written. */
+  private readonly placements = new Map<string, Promise<unknown>>();
 
   private readonly sandbox: ResolvedDockerSandboxOptions;
   private readonly pool: InterpreterPool;
@@ -91,6 +95,10 @@ export class ConversationInterpreters {
       options,
       preimport: sandbox.preimport,
       dockerTimeoutMs: sandbox.dockerTimeoutMs,
+      hasRoom: engine =>
+        hasRoom({ engines, engine, options, dockerTimeoutMs: sandbox.dockerTimeoutMs }).catch(
+          () => false,
+        ),
     });
   }
 
@@ -113,7 +121,6 @@ export class ConversationInterpreters {
   run(call: CellCall): Promise<SandboxCellResult> {
     const { id, userId } = checkConversation(call.conversation);
     const key = JSON.stringify([userId, id]);
-    const previous = this.queues.get(key) ?? Promise.resolve();
     const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
     const caps = resolveRecordCaps({
       images: maxImages,
@@ -121,15 +128,11 @@ export class ConversationInterpreters {
       bytes: maxArtifactBytes,
     });
     const limits = { caps, timeoutMs: call.timeoutMs, maxOutputBytes };
-    const result = previous.then(() =>
-      this.runNow({ ...call, owner: { userId, conversationId: id }, limits }),
-    );
-    const tail = result.catch(() => {});
-    this.queues.set(key, tail);
-    void tail.then(() => {
-      if (this.queues.get(key) === tail) this.queues.delete(key);
+    return inTurn({
+      queues: this.queues,
+      key,
+      work: () => this.runNow({ ...call, owner: { userId, conversationId: id }, limits }),
     });
-    return result;
   }
 
   private async runNow(call: PlacedCall): Promise<SandboxCellResult> {
@@ -138,13 +141,16 @@ export class ConversationInterpreters {
     const reached = stored === undefined ? undefined : await this.reach(stored);
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
       call.trace?.placed({ engine: reached.engine.name, interpreter: 'live' });
-      return this.runIn({ call, handle: stored, live: reached, restored: undefined, carried: [] });
+      return this.runIn({
+        ...{ call, handle: stored, live: reached, restored: undefined, carried: [] },
+        started: false,
+      });
     }
     let live = await this.place(owner.userId, abortSignal);
     call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
     const handle = newHandle(live, stored);
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
-      return this.runIn({ call, handle, live, restored: undefined, carried: [] });
+      return this.runIn({ call, handle, live, restored: undefined, carried: [], started: true });
     }
     const replay = await replayHistory({
       ...{ placed: live, handle, owner, history: this.history, limits, abortSignal },
@@ -160,6 +166,7 @@ export class ConversationInterpreters {
       return this.runIn({
         ...{ call, handle, live, restored: replay.restore },
         carried: replay.pendingFiles,
+        started: true,
       });
     }
     // A kept cell stopped the new interpreter again: starting empty beats failing the user's
@@ -167,7 +174,10 @@ export class ConversationInterpreters {
     await this.discard(live);
     live = await this.place(owner.userId, abortSignal);
     const empty = { ...newHandle(live, undefined), cellCount: handle.cellCount };
-    return this.runIn({ call, handle: empty, live, restored: replay.restore, carried: [] });
+    return this.runIn({
+      ...{ call, handle: empty, live, restored: replay.restore, carried: [] },
+      started: true,
+    });
   }
 
   private async runIn({
@@ -176,15 +186,26 @@ export class ConversationInterpreters {
     live,
     restored,
     carried,
+    started,
   }: {
     call: PlacedCall;
     handle: InterpreterHandle;
     live: PlacedInterpreter;
     restored: InterpreterRestore | undefined;
     carried: Array<{ path: string; data: Uint8Array }>;
+    /** Started for this cell: no stored handle names it until the end, so a failure removes it. */
+    started: boolean;
   }): Promise<SandboxCellResult> {
     const { owner, code, abortSignal, onOutput, limits } = call;
-    const fresh = await this.history.addInputs(owner, handle, call.files);
+    const unrecorded = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (error) {
+        if (started) await this.discard(live);
+        throw error;
+      }
+    };
+    const fresh = await unrecorded(() => this.history.addInputs(owner, handle, call.files));
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
@@ -210,7 +231,7 @@ export class ConversationInterpreters {
     if (run.status === 'success') this.history.keepCell(handle, { n: cell, code });
     handle.usedAt = Date.now();
     if (run.ended) this.known.delete(live.container.id);
-    await this.history.save(owner, handle);
+    await unrecorded(() => this.history.save(owner, handle));
     live.engine.runs++;
     const { ended: _, ...result } = run;
     return { ...result, cell, ...(restored ? { restored } : {}) };
@@ -254,7 +275,18 @@ export class ConversationInterpreters {
    * A new interpreter for one of `userId`'s conversations, after making room under
    * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store.
    */
-  private async place(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+  private place(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    // One at a time per user in this process: concurrent placements would each read the list,
+    // then each write it, and the last write would forget the others' interpreters. Across
+    // replicas this stays best effort (see the docs).
+    return inTurn({
+      queues: this.placements,
+      key: userId,
+      work: () => this.placeNow(userId, abortSignal),
+    });
+  }
+
+  private async placeNow(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
     // Interpreters idle longer than idleMs have ended by themselves: forget them.
     const horizon = Date.now() - this.options.idleMs - 60_000;
     for (const [id, known] of this.known) {
@@ -271,7 +303,13 @@ export class ConversationInterpreters {
     });
     const { engine, container, startedAt } = placed;
     mine.push({ engine: engine.name, containerId: container.id, startedAt });
-    await this.history.saveUserInterpreters(userId, mine);
+    try {
+      await this.history.saveUserInterpreters(userId, mine);
+    } catch (error) {
+      // Unrecorded, it would escape the user's bound and idle on, holding memory.
+      await this.discard(placed);
+      throw error;
+    }
     return placed;
   }
 }
@@ -292,21 +330,4 @@ function newHandle(
     dropped: previous?.dropped ?? 0,
     inputs: previous?.inputs ?? [],
   };
-}
-
-function checkConversation(conversation: unknown): SandboxConversation {
-  const { id, userId } = (conversation ?? {}) as Partial<SandboxConversation>;
-  for (const [argument, value] of [
-    ['conversation.id', id],
-    ['conversation.userId', userId],
-  ] as const) {
-    if (typeof value !== 'string' || value.length === 0 || value.length > 512) {
-      throw new InvalidArgumentError({
-        argument,
-        value,
-        message: 'must be a non-empty string of at most 512 characters',
-      });
-    }
-  }
-  return { id: id!, userId: userId! };
 }

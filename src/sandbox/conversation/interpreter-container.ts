@@ -86,7 +86,7 @@ export async function startInterpreter({
   docker: Docker;
   /** Image, runtime and resource limits (the interpreter's own memory and pids). */
   limits: ContainerLimits;
-  /** Extra labels (the owner's hashed user id). */
+  /** Extra labels on the container. */
   labels: Record<string, string>;
   /** The interpreter's secret: only requests carrying it are served. */
   secret: string;
@@ -127,7 +127,12 @@ export async function startInterpreter({
       timeoutMs: dockerTimeoutMs,
       call: signal => container.start({ abortSignal: signal }),
     });
-    socket.write(encodeHello(secret));
+    // Flushed before the socket is destroyed below: `ready` does not wait for the hello, and a
+    // destroyed socket drops what it still buffers, leaving an interpreter that serves no one.
+    const hello = encodeHello(secret);
+    await new Promise<void>((resolve, reject) =>
+      socket!.write(hello, error => (error ? reject(error) : resolve())),
+    );
     await ready;
     return container;
   } catch (error) {
@@ -179,13 +184,16 @@ function waitForReady({
     function done(error?: unknown): void {
       clearTimeout(timer);
       abortSignal?.removeEventListener('abort', onAbort);
-      socket.off('end', onEnd).off('close', onEnd);
+      socket.off('end', onEnd).off('close', onEnd).off('error', onEnd);
+      // docker-modem leaves the hijacked socket without an error listener: a reset after this
+      // must not become an uncaught exception.
+      socket.on('error', () => {});
       if (error === undefined) resolve();
       else reject(error);
     }
     abortSignal?.addEventListener('abort', onAbort, { once: true });
     if (abortSignal?.aborted) onAbort();
     socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
-    socket.once('end', onEnd).once('close', onEnd);
+    socket.once('end', onEnd).once('close', onEnd).once('error', onEnd);
   });
 }

@@ -94,6 +94,56 @@ export async function placeInterpreter({
   }
 }
 
+/**
+ * Whether one more interpreter fits on `engine` under `maxInterpreters` and `maxPerEngine`
+ * without evicting one: the pool asks before it starts a waiting interpreter, so waiting ones
+ * never push live conversations out or past the bounds.
+ *
+ * @example
+ * ```ts
+ * if (await hasRoom({ engines, engine, options, dockerTimeoutMs: 15_000 })) startOne();
+ * ```
+ */
+export async function hasRoom({
+  engines,
+  engine,
+  options,
+  dockerTimeoutMs,
+}: {
+  /** Every engine (the total bound counts them all). */
+  engines: EngineSet;
+  /** Where it would start. */
+  engine: Engine;
+  /** The bounds. */
+  options: ResolvedConversationOptions;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs: number;
+}): Promise<boolean> {
+  const { all, here } = await countLive({ engines, engine, dockerTimeoutMs });
+  return all.length < options.maxInterpreters && here.length < options.maxPerEngine;
+}
+
+/** Live interpreters on every healthy engine, and those on `engine`. */
+async function countLive({
+  engines,
+  engine,
+  dockerTimeoutMs,
+}: {
+  engines: EngineSet;
+  engine: Engine;
+  dockerTimeoutMs: number;
+}) {
+  const up = engines.engines.filter(candidate => candidate.state === 'up');
+  const lists = await Promise.all(
+    up.map(async candidate => ({
+      engine: candidate,
+      live: await liveInterpreters(candidate.docker, dockerTimeoutMs),
+    })),
+  );
+  const all = lists.flatMap(({ engine: owner, live }) => live.map(info => ({ owner, info })));
+  return { all, here: all.filter(({ owner }) => owner === engine) };
+}
+
 /** Removes the least recently used idle interpreter where an engine is full; throws when none can go. */
 async function makeRoom({
   engines,
@@ -108,18 +158,10 @@ async function makeRoom({
   known: ReadonlyMap<string, KnownInterpreter>;
   dockerTimeoutMs: number;
 }): Promise<void> {
-  const up = engines.engines.filter(candidate => candidate.state === 'up');
-  const lists = await Promise.all(
-    up.map(async candidate => ({
-      engine: candidate,
-      live: await liveInterpreters(candidate.docker, dockerTimeoutMs),
-    })),
-  );
-  const all = lists.flatMap(({ engine: owner, live }) => live.map(info => ({ owner, info })));
+  const { all, here } = await countLive({ engines, engine, dockerTimeoutMs });
   if (all.length >= options.maxInterpreters) {
     throw new SandboxBusyError({ resource: 'interpreters', limit: options.maxInterpreters });
   }
-  const here = all.filter(({ owner }) => owner === engine);
   if (here.length < options.maxPerEngine) return;
   const victim = leastRecentlyUsed(here, known);
   if (victim === undefined) {

@@ -14,12 +14,13 @@ const EXPIRY_MARGIN_MS = 30_000;
  * conversation's first cell skips the container start and the pre-imports (seconds under
  * gVisor), as one-shot runs skip them with the warm pool. A waiting interpreter belongs to
  * no one: it is bound to a conversation when taken (its secret goes into that conversation's
- * sealed handle). Waiting ones end at their idle expiry like any interpreter; the pool starts
- * new ones.
+ * sealed handle). A waiting one is replaced shortly before its idle expiry, so the pool stays
+ * warm through quiet hours; it starts one only while the engines have room under
+ * `maxInterpreters` and `maxPerEngine` (`hasRoom`).
  *
  * @example
  * ```ts
- * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, labels });
+ * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, hasRoom: async () => true });
  * const warm = await pool.take(engine); // undefined: start one
  * ```
  */
@@ -32,11 +33,15 @@ export class InterpreterPool {
   private readonly inFlight = new Map<Engine, Promise<void>[]>();
   private readonly starts = new PendingWork();
   private readonly stop = new AbortController();
+  private readonly hasRoom: (engine: Engine) => Promise<boolean>;
+  /** Replacement timers of waiting interpreters, cleared on close. */
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor({
     options,
     preimport,
     dockerTimeoutMs,
+    hasRoom,
   }: {
     /** `warmPoolSize`, limits and idle expiry of interpreters. */
     options: ResolvedConversationOptions;
@@ -44,10 +49,13 @@ export class InterpreterPool {
     preimport: readonly string[];
     /** Deadline of each Docker call. */
     dockerTimeoutMs: number;
+    /** Whether `engine` has room for one more interpreter under the bounds. */
+    hasRoom: (engine: Engine) => Promise<boolean>;
   }) {
     this.options = options;
     this.preimport = preimport;
     this.dockerTimeoutMs = dockerTimeoutMs;
+    this.hasRoom = hasRoom;
   }
 
   /**
@@ -99,6 +107,8 @@ export class InterpreterPool {
   private async startOne(engine: Engine, list: PlacedInterpreter[]): Promise<void> {
     const secret = randomBytes(16).toString('hex');
     try {
+      // A full engine keeps its room for conversations; the next take() tries again.
+      if (!(await this.hasRoom(engine))) return;
       const container = await startInterpreter({
         docker: engine.docker,
         limits: {
@@ -117,11 +127,34 @@ export class InterpreterPool {
       });
       const placed = { engine, container, secret, startedAt: Date.now() };
       if (this.stop.signal.aborted) void engine.cleanup.remove(container);
-      else list.push(placed);
+      else {
+        list.push(placed);
+        this.replaceBeforeExpiry(engine, list, placed);
+      }
     } catch {
       // A start that failed leaves nothing behind (startInterpreter removes it); the next
       // conversation starts its own interpreter and sees the error, if it persists.
     }
+  }
+
+  /** Swaps a still-waiting interpreter for a new one before take() would have to refuse it. */
+  private replaceBeforeExpiry(
+    engine: Engine,
+    list: PlacedInterpreter[],
+    placed: PlacedInterpreter,
+  ): void {
+    // With an idle expiry this short a replacement would start every few seconds: let it end.
+    if (this.options.idleMs <= 2 * EXPIRY_MARGIN_MS) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      const at = list.indexOf(placed);
+      if (at < 0 || this.stop.signal.aborted) return;
+      list.splice(at, 1);
+      void engine.cleanup.remove(placed.container);
+      this.fill(engine);
+    }, this.options.idleMs - EXPIRY_MARGIN_MS);
+    timer.unref?.();
+    this.timers.add(timer);
   }
 
   private async running(candidate: PlacedInterpreter): Promise<boolean> {
@@ -140,6 +173,8 @@ export class InterpreterPool {
   /** Stops filling, waits for starts in flight and removes every waiting interpreter. */
   async close(): Promise<void> {
     this.stop.abort();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
     await this.starts.settled();
     for (const [engine, list] of this.waiting) {
       for (const placed of list.splice(0)) void engine.cleanup.remove(placed.container);

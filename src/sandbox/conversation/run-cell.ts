@@ -66,6 +66,7 @@ export async function runCell({
   });
   const parser = new CellFrameParser({
     requestId,
+    joinMidStream: true,
     allowRecord: bytes => collected.allowRecord(bytes),
     onFrame: frame => {
       if (!collected.take(frame)) finish({ kind: 'stop', status: 'output-limit' });
@@ -115,8 +116,11 @@ export async function runCell({
       status = end.status;
       if (end.note !== undefined) collected.notes.push(end.note);
     }
+    const output = collected.result();
     return {
-      ...collected.result(),
+      ...output,
+      // The supervisor may stop a cell before the bytes over the cap reach the host.
+      truncated: output.truncated || status === 'output-limit',
       status,
       exitCode,
       durationMs: Math.round(performance.now() - startedAt),

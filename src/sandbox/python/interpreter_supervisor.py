@@ -32,6 +32,9 @@ except BaseException as error:
     os._exit(71)
 
 KERNEL, PREIMPORT, IDLE_MS = sys.argv[1], sys.argv[2], int(sys.argv[3])
+# Exit codes the host reads to say why an interpreter ended: 0 only for the idle expiry, this one
+# when a cell was stopped (a limit) or the kernel died, 71 when the channel was tampered with.
+STOPPED = 70
 MAX_HEADER = 1 << 16
 MAX_BODY = 64 << 20
 MAX_RECORD = 64 << 20
@@ -106,7 +109,7 @@ def stop_cell(status):
         pass
     if current is not None:
         frame(current["id"], b"done", json.dumps({"status": status}).encode())
-    finish(0)
+    finish(STOPPED)
 
 
 def forward(kind, data):
@@ -242,7 +245,7 @@ def kernel_ended():
     if current is not None:
         drain()
         frame(current["id"], b"done", json.dumps({"status": "crashed", "exitCode": status}).encode())
-    os._exit(0)
+    os._exit(STOPPED)
 
 
 while True:

@@ -9,6 +9,7 @@ import redisDriver from 'unstorage/drivers/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
+import { SandboxBusyError } from '../../src/errors/sandbox-busy-error.ts';
 import { DockerSandbox, type SandboxCellResult } from '../../src/sandbox/index.ts';
 import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../src/sandbox/labels.ts';
 import { startRedisServer, describeRedis, type RedisServer } from '../helpers/redis-server.ts';
@@ -453,5 +454,55 @@ describeSandbox('conversation interpreters: idle expiry and history bounds', () 
     expect(next.restored?.summary).toContain(
       '1 older cell was not kept, so what it defined is missing',
     );
+  });
+});
+
+describeSandbox('conversation interpreters: bounds', () => {
+  let sandbox: DockerSandbox;
+  // A scope of its own: the bounds count only this scope's interpreters on the shared engine.
+  suiteSandbox(
+    {
+      warmPoolSize: 0,
+      preimport: [],
+      scope: `bounds-${process.pid}`,
+      conversations: { maxInterpreters: 2, warmPoolSize: 1 },
+    },
+    created => {
+      sandbox = created;
+    },
+  );
+
+  it('waiting interpreters count toward maxInterpreters: past it a new conversation is refused', async () => {
+    await sandbox.executeCell('a = 1', { conversation: conversationOf('ivy') });
+    await sandbox.executeCell('b = 1', { conversation: conversationOf('jack') });
+    const third = sandbox.executeCell('c = 1', { conversation: conversationOf('kim') });
+    await expect(third).rejects.toSatisfy(SandboxBusyError.isInstance);
+    // The pool did not start a waiting one past the bound either.
+    await sandbox.waitForCleanup();
+    expect((await liveInterpreters(sandbox)).length).toBeLessThanOrEqual(2);
+  });
+});
+
+describeSandbox('conversation interpreters: one user at once', () => {
+  let sandbox: DockerSandbox;
+  suiteSandbox({ warmPoolSize: 0, preimport: [], conversations: { maxPerUser: 2 } }, created => {
+    sandbox = created;
+  });
+
+  it('new conversations started together stay within maxPerUser', async () => {
+    const conversations = [1, 2, 3].map(() => conversationOf('lena'));
+    const results = await Promise.allSettled(
+      conversations.map(conversation => sandbox.executeCell('x = 1', { conversation })),
+    );
+    // Each placement sees the ones before it: the third evicts an idle one (or, when both are
+    // still busy, is refused), never a third live interpreter the user's list forgot.
+    for (const result of results) {
+      if (result.status === 'rejected')
+        expect(SandboxBusyError.isInstance(result.reason)).toBe(true);
+    }
+    expect(results.filter(result => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(
+      2,
+    );
+    expect((await liveInterpreters(sandbox)).length).toBeLessThanOrEqual(2);
   });
 });

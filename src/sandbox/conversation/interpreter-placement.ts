@@ -5,7 +5,7 @@ import { dockerCall } from '../docker-call.ts';
 import type { Engine } from '../engine.ts';
 import { isTransportError } from '../engine-errors.ts';
 import type { EngineSet } from '../engine-set.ts';
-import { KIND_LABEL, SANDBOX_LABEL } from '../labels.ts';
+import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../labels.ts';
 import type { ResolvedConversationOptions } from './conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 
@@ -137,7 +137,7 @@ async function countLive({
   const lists = await Promise.all(
     up.map(async candidate => ({
       engine: candidate,
-      live: await liveInterpreters(candidate.docker, dockerTimeoutMs),
+      live: await liveInterpreters(candidate, dockerTimeoutMs),
     })),
   );
   const all = lists.flatMap(({ engine: owner, live }) => live.map(info => ({ owner, info })));
@@ -181,20 +181,23 @@ function leastRecentlyUsed<T extends { info: Docker.ContainerInfo }>(
   return candidates.sort((a, b) => lastUse(a) - lastUse(b))[0];
 }
 
-/** Running conversation interpreters on an engine (any replica's). */
+/**
+ * Running conversation interpreters on an engine (any replica's). A sandbox with a `scope`
+ * counts its scope's only: the bounds are the app's, and an engine may serve several apps.
+ */
 async function liveInterpreters(
-  docker: Docker,
+  engine: Engine,
   dockerTimeoutMs: number,
 ): Promise<Docker.ContainerInfo[]> {
+  const scope = engine.limits?.labels?.[SCOPE_LABEL];
+  const label = [SANDBOX_LABEL, `${KIND_LABEL}=conversation`];
+  if (scope !== undefined) label.push(`${SCOPE_LABEL}=${scope}`);
   return await dockerCall({
     operation: 'container list',
     timeoutMs: dockerTimeoutMs,
     call: abortSignal =>
-      docker.listContainers({
-        filters: {
-          label: [SANDBOX_LABEL, `${KIND_LABEL}=conversation`],
-          status: ['created', 'running'],
-        },
+      engine.docker.listContainers({
+        filters: { label, status: ['created', 'running'] },
         abortSignal,
       }),
   });

@@ -16,9 +16,21 @@ export type EmbedOptions = {
 
 /**
  * Vectors of a catalog's texts; `approximate` when they came from a snapshot: int8 values that
- * point each vector's way (for cosine similarity), not its length.
+ * point each vector's way (for cosine similarity), not its length. `reject` forgets that snapshot
+ * (the index calls it when an exact vector points elsewhere than the snapshot's).
+ *
+ * @example
+ * ```ts
+ * const { vectors, approximate, reject } = await embedder.embedCatalog!(texts);
+ * if (approximate && !sameDirection(vectors[0], exact)) await reject?.('does not match');
+ * ```
  */
-export type CatalogVectors = { vectors: ArrayLike<number>[]; approximate: boolean };
+export type CatalogVectors = {
+  vectors: ArrayLike<number>[];
+  approximate: boolean;
+  /** Reports the snapshot the vectors came from as invalid and removes it from the store. */
+  reject?: (reason: string) => Promise<void>;
+};
 
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
@@ -107,7 +119,12 @@ export function createEmbedder({
           });
       if (snapshot !== undefined) {
         dimensions ??= snapshot[0]?.length;
-        return { vectors: snapshot, approximate: true };
+        const drop = cache.dropSnapshot?.bind(cache);
+        return {
+          vectors: snapshot,
+          approximate: true,
+          ...(drop ? { reject: (reason: string) => drop({ modelId: id, texts, reason }) } : {}),
+        };
       }
       const vectors = await embedder.embed(texts, {
         refresh,

@@ -117,7 +117,7 @@ export function createEmbedder({
             ...(dimensions !== undefined ? { dimensions } : {}),
             ...(abortSignal ? { abortSignal } : {}),
           });
-      if (snapshot !== undefined) {
+      if (usableSnapshot(snapshot, texts.length)) {
         dimensions ??= snapshot[0]?.length;
         const drop = cache.dropSnapshot?.bind(cache);
         return {
@@ -183,6 +183,21 @@ export function createEmbedder({
     },
   };
   return embedder;
+}
+
+// A custom cache's snapshot is used only when it has a vector per text, all of one length: the
+// index would otherwise put `undefined` or mixed lengths in its slots.
+function usableSnapshot(
+  snapshot: ArrayLike<number>[] | undefined,
+  texts: number,
+): snapshot is ArrayLike<number>[] {
+  if (!Array.isArray(snapshot) || snapshot.length !== texts || texts === 0) return false;
+  const length = (snapshot[0] as ArrayLike<number> | undefined)?.length;
+  return (
+    typeof length === 'number' &&
+    length > 0 &&
+    snapshot.every(vector => vector != null && vector.length === length)
+  );
 }
 
 // About 200,000 tokens of English (3+ characters a token): well inside OpenAI's

@@ -6,7 +6,8 @@
 //   hit; the pool refilled between runs, outside the timer; no measurement overlaps a refill);
 // - pandasCellP50Ms: a filter + group-by on a live 100,000-row DataFrame made in an earlier cell;
 // - firstCellMs: the first cell (`print(1)`) of a new conversation, taking a waiting
-//   interpreter; firstCellColdMs: the first conversation's, which starts one (pre-imports too);
+//   interpreter; firstCellColdMs: the same cell as the first conversation's, which starts one
+//   (pre-imports too);
 // - restoreMs: the cell after its interpreter was killed (docker kill), end to end: a waiting
 //   interpreter takes over, the conversation's 4 kept cells re-run (the DataFrame rebuilt), then
 //   the cell; restoreColdMs: the same after every interpreter was killed (an engine restart), so
@@ -27,6 +28,20 @@ const SETUP = [
   'rng = np.random.default_rng(7)\ndf = pd.DataFrame({"region": rng.choice(["n", "s", "e", "w"], 100_000), "amount": rng.random(100_000)})',
   'df["month"] = np.arange(len(df)) % 12',
 ];
+// Longest wait for the pool to have an interpreter or container ready: past it the bench fails
+// instead of hanging (a start-up that keeps failing never fills the pool).
+const POOL_WAIT_MS = 180_000;
+
+/** Polls `ready` until it holds; throws after `POOL_WAIT_MS`. */
+async function waitUntil(ready: () => boolean, what: string): Promise<void> {
+  const deadline = performance.now() + POOL_WAIT_MS;
+  while (!ready()) {
+    if (performance.now() > deadline)
+      throw new Error(`bench: no ${what} after ${POOL_WAIT_MS / 1000} s`);
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+}
+
 const PANDAS_CELL =
   'top = df[df.amount > df.amount.median()]\nprint(top.groupby(["region", "month"]).amount.sum().round(2).head(3))';
 
@@ -60,9 +75,11 @@ export async function benchConversation({
 
   // The first conversation of a process starts its interpreter (the pool fills on first use);
   // later ones take a waiting one.
-  const [firstCellColdMs, first] = await timed(() => cell(SETUP[0]!));
+  // Both time the same cell, so they differ only by the interpreter's start.
+  const [firstCellColdMs, first] = await timed(() => cell('print(1)'));
   ok(first);
-  while (sandbox.warmInterpreterCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+  ok(await cell(SETUP[0]!));
+  await waitUntil(() => sandbox.warmInterpreterCount >= 1, 'waiting interpreter');
   const [firstCellMs, second] = await timed(() =>
     sandbox.executeCell('print(1)', { conversation: { id: 'bench-2', userId: 'bench-user' } }),
   );
@@ -76,7 +93,7 @@ export async function benchConversation({
   // waits for both, so none pays for another's.
   const poolReady = async () => {
     await sandbox.waitForCleanup();
-    while (sandbox.warmReadyCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+    await waitUntil(() => sandbox.warmReadyCount >= 1, 'warm container');
   };
   for (let i = 0; i < runs; i++) {
     // Alternating, so a drifting machine load hits both paths alike.
@@ -105,7 +122,7 @@ export async function benchConversation({
     const host = await sandbox.executeCell('import socket\nprint(socket.gethostname())', {
       conversation: restored,
     });
-    while (sandbox.warmInterpreterCount < 1) await new Promise(resolve => setTimeout(resolve, 20));
+    await waitUntil(() => sandbox.warmInterpreterCount >= 1, 'waiting interpreter');
     // This sandbox's interpreters only: others on the engine belong to other processes.
     const live = await docker.listContainers({
       filters: {

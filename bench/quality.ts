@@ -16,6 +16,7 @@ import { readEvalQueries, readToolCatalog } from '../src/retrieval/catalog-file.
 import {
   decodeSnapshotChunk,
   encodeSnapshot,
+  snapshotCatalog,
   snapshotVectors,
 } from '../src/retrieval/catalog-snapshot.ts';
 import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
@@ -96,9 +97,10 @@ for (const dir of values.sets.split(',')) {
   // as if exact (from memory), so nothing is rescored.
   const texts = [...new Set(tools.map(toolEmbeddingText))];
   const stored = await createEmbeddingCache({ store }).read({ modelId, texts });
-  const chunks = encodeSnapshot({ modelId, vectors: stored as Float32Array[] });
+  const { hash } = snapshotCatalog(texts);
+  const chunks = encodeSnapshot({ modelId, hash, vectors: stored as Float32Array[] });
   const decoded = chunks.map((value, chunk) =>
-    decodeSnapshotChunk(value, { modelId, chunk, total: texts.length }),
+    decodeSnapshotChunk(value, { modelId, hash, chunk, total: texts.length }),
   );
   const int8 = snapshotVectors(decoded as Parameters<typeof snapshotVectors>[0]);
   const memory = createEmbeddingCache({ maxEntries: texts.length + 10_000 });

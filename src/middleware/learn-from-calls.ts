@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { ConversationMessage } from './conversation.ts';
 import type { ToolSelector } from './tool-selector.ts';
 
 /** A request learned (or not) for a tool that served it; see `learn`. */
@@ -16,12 +17,27 @@ export type ToolLearnEvent = {
 /**
  * What `onToolExecutionEnd` of `generateText` / `streamText` passes, reduced
  * to what learning reads (so the hook fits any tool set).
+ *
+ * @example
+ * ```ts
+ * const end: ToolExecutionEnd = {
+ *   toolCall: { toolCallId: 'call_0', toolName: 'get_weather' },
+ *   toolOutput: { type: 'tool-result' },
+ *   messages: [{ role: 'user', content: 'will it rain in Oslo?' }],
+ * };
+ * await selection.onToolExecutionEnd(end);
+ * ```
  */
 export type ToolExecutionEnd = {
   /** The call the SDK executed. */
   toolCall: { toolCallId: string; toolName: string };
   /** `tool-result` when `execute` returned, `tool-error` when it threw. */
   toolOutput: { type: string };
+  /**
+   * The messages the model call that made the tool call was given: their query tells apart
+   * calls of concurrent requests that share an id (providers that number calls `call_0`...).
+   */
+  messages?: readonly ConversationMessage[];
 };
 
 type ModelCall = { tool: string; query: string; abortSignal: AbortSignal | undefined };
@@ -43,8 +59,11 @@ type ModelCall = { tool: string; query: string; abortSignal: AbortSignal | undef
  * ```
  */
 export class CallLearner {
-  // Bounded: calls of tools without `execute`, or of requests that ended early, never come back.
-  private calls = new LRUCache<string, ModelCall>({ max: 10_000 });
+  // Per call id, every noted call with that id: providers that number their calls (`call_0`)
+  // give concurrent requests the same ids, and an execution is matched to its own request's call
+  // by its query. Bounded: calls of tools without `execute`, or of requests that ended early,
+  // never come back.
+  private calls = new LRUCache<string, ModelCall[]>({ max: 10_000 });
   private selector: ToolSelector;
   private skip: Set<string>;
   private onLearn: ((event: ToolLearnEvent) => void) | undefined;
@@ -83,16 +102,15 @@ export class CallLearner {
     abortSignal?: AbortSignal | undefined;
   }): void {
     if (query === '') return;
-    this.calls.set(toolCallId, { tool: toolName, query, abortSignal });
+    const noted = this.calls.get(toolCallId) ?? [];
+    noted.push({ tool: toolName, query, abortSignal });
+    this.calls.set(toolCallId, noted);
   }
 
   /** The SDK hook: learns a noted call once it executed here and returned. */
-  readonly onToolExecutionEnd = async ({ toolCall, toolOutput }: ToolExecutionEnd) => {
-    const call = this.calls.get(toolCall.toolCallId);
-    // Each call teaches at most once, whatever its outcome.
-    this.calls.delete(toolCall.toolCallId);
-    if (call === undefined || call.tool !== toolCall.toolName) return;
-    if (toolOutput.type !== 'tool-result') return;
+  readonly onToolExecutionEnd = async ({ toolCall, toolOutput, messages }: ToolExecutionEnd) => {
+    const call = this.take(toolCall, messages);
+    if (call === undefined || toolOutput.type !== 'tool-result') return;
     const { tool, query, abortSignal } = call;
     if (this.skip.has(tool) || this.selector.isSearchTool(tool) || !this.selector.index.has(tool))
       return;
@@ -108,4 +126,26 @@ export class CallLearner {
       this.onLearn?.({ tool, query, error });
     }
   };
+
+  /**
+   * Removes and returns the noted call an execution reports (each call teaches at most once,
+   * whatever its outcome): the one with its id, tool and query; without `messages`, or when no
+   * query matches, only a sole call of that id and tool, so two requests never mix.
+   */
+  private take(
+    { toolCallId, toolName }: ToolExecutionEnd['toolCall'],
+    messages: readonly ConversationMessage[] | undefined,
+  ): ModelCall | undefined {
+    const noted = this.calls.get(toolCallId);
+    if (noted === undefined) return undefined;
+    const query = messages ? this.selector.queryOf(messages) : undefined;
+    const sameTool = noted.filter(call => call.tool === toolName);
+    const call =
+      sameTool.find(candidate => candidate.query === query) ??
+      (sameTool.length === 1 ? sameTool[0] : undefined);
+    if (call === undefined) return undefined;
+    noted.splice(noted.indexOf(call), 1);
+    if (noted.length === 0) this.calls.delete(toolCallId);
+    return call;
+  }
 }

@@ -152,6 +152,11 @@ export class ToolSelector {
     return this.searchTools.has(name);
   }
 
+  /** The retrieval query this selector takes from `messages` ('' when they hold no user text). */
+  queryOf(messages: readonly ConversationMessage[]): string {
+    return extractQuery(messages, this.querySource);
+  }
+
   /** Selects the tools for one model call from the tools it offers. */
   async select({
     tools,

@@ -6,16 +6,21 @@ import { sha256Base64Url } from '../util/sha256.ts';
  * one key per tool: the catalog's distinct embedding texts, sorted, identify it (`catalogHash`),
  * and their vectors are kept as int8 with one float32 scale per vector (a quarter of float32's
  * bytes, which is what a warm start waits for), in chunks of `SNAPSHOT_CHUNK_ROWS` vectors, one
- * store value each: `aitb-snap1|<dimensions>|<rows>|<total rows>|<chunk>|<model id>|<base64 of
- * the rows' scales (little-endian float32) then their int8 values>`. The vectors it gives are
- * approximate; the index rescores its top candidates with the exact ones (see `VectorIndex`).
+ * store value each: `aitb-snap2|<catalog hash>|<dimensions>|<rows>|<total rows>|<chunk>|<model
+ * id>|<base64 of the rows' scales (little-endian float32) then their int8 values>`. The hash in
+ * each chunk (not only in its key) means a chunk of another catalog of the same size, copied under
+ * this key, is refused; chunks of the older `aitb-snap1` format read as misses. The vectors it
+ * gives are approximate; the index rescores its top candidates with the exact ones (see
+ * `rescoreCandidates`, which also drops a snapshot whose vectors turn out not to match).
  */
 export type SnapshotChunk = string;
 
 /** Vectors per store value: 256 vectors of 1,536 dimensions are about 0.5 MB of base64. */
 export const SNAPSHOT_CHUNK_ROWS = 256;
 
-const FORMAT = 'aitb-snap1';
+const FORMAT = 'aitb-snap2';
+// The encoder scales every nonzero vector so that its largest value is this code.
+const LARGEST_CODE = 127;
 const MAX_DIMENSIONS = 65_536;
 
 /** A catalog as a snapshot sees it: its distinct texts in a fixed order, and their hash. */
@@ -42,10 +47,13 @@ export function snapshotCatalog(texts: readonly string[]): SnapshotCatalog {
  */
 export function encodeSnapshot({
   modelId,
+  hash,
   vectors,
 }: {
   /** The embedder's id, checked on read. */
   modelId: string;
+  /** The catalog's hash (`snapshotCatalog`), checked on read. */
+  hash: string;
   /** One per text, all of one length. */
   vectors: readonly Float32Array[];
 }): SnapshotChunk[] {
@@ -63,7 +71,7 @@ export function encodeSnapshot({
       let largest = 0;
       for (let i = 0; i < dimensions; i++)
         largest = Math.max(largest, Math.abs(vector[i] as number));
-      const scale = largest / 127;
+      const scale = largest / LARGEST_CODE;
       scales[r] = scale;
       const inverse = scale === 0 ? 0 : 1 / scale;
       for (let i = 0; i < dimensions; i++) {
@@ -72,7 +80,7 @@ export function encodeSnapshot({
     }
     const chunk = first / SNAPSHOT_CHUNK_ROWS;
     chunks.push(
-      `${FORMAT}|${dimensions}|${rows}|${vectors.length}|${chunk}|${modelId}|${encodeBase64(bytes)}`,
+      `${FORMAT}|${hash}|${dimensions}|${rows}|${vectors.length}|${chunk}|${modelId}|${encodeBase64(bytes)}`,
     );
   }
   return chunks;
@@ -83,19 +91,23 @@ export type DecodedChunk =
   { dimensions: number; scales: Float32Array; codes: Int8Array } | { invalid: string };
 
 /**
- * Decodes and checks one stored chunk: format, model, position in the catalog, row count and
- * length, and scales that are finite and positive (a zero vector matches nothing).
+ * Decodes and checks one stored chunk: format, catalog, model, position in the catalog, row count
+ * and length, scales that are finite and positive, and rows whose largest code is 127, as the
+ * encoder makes every nonzero vector (a row of zeros, or of small codes, was not written by it).
  */
 export function decodeSnapshotChunk(
   value: unknown,
   {
     modelId,
+    hash,
     chunk,
     total,
     dimensions,
   }: {
     /** The embedder's id. */
     modelId: string;
+    /** The catalog's hash (`snapshotCatalog`). */
+    hash: string;
     /** Which chunk this should be. */
     chunk: number;
     /** Rows of the whole catalog. */
@@ -106,17 +118,19 @@ export function decodeSnapshotChunk(
 ): DecodedChunk {
   if (typeof value !== 'string' || !value.startsWith(`${FORMAT}|`))
     return { invalid: 'not a snapshot chunk' };
-  const fields = value.split('|', 6);
+  const fields = value.split('|', 7);
   const beforePayload = value.lastIndexOf('|');
-  const headerLength = fields.slice(0, 5).join('|').length + 1;
-  if (fields.length < 6 || beforePayload < headerLength) return { invalid: 'not a snapshot chunk' };
-  const [, dimensionsText, rowsText, totalText, chunkText] = fields as [
+  const headerLength = fields.slice(0, 6).join('|').length + 1;
+  if (fields.length < 7 || beforePayload < headerLength) return { invalid: 'not a snapshot chunk' };
+  const [, hashText, dimensionsText, rowsText, totalText, chunkText] = fields as [
+    string,
     string,
     string,
     string,
     string,
     string,
   ];
+  if (hashText !== hash) return { invalid: 'a chunk of another catalog' };
   const stored = value.slice(headerLength, beforePayload);
   if (stored !== modelId) return { invalid: `made by ${stored}` };
   const length = Number(dimensionsText);
@@ -136,7 +150,17 @@ export function decodeSnapshotChunk(
   for (const scale of scales) {
     if (!(Number.isFinite(scale) && scale > 0)) return { invalid: 'a zero or non-finite scale' };
   }
-  return { dimensions: length, scales, codes: new Int8Array(bytes.buffer, rows * 4) };
+  const codes = new Int8Array(bytes.buffer, rows * 4);
+  for (let r = 0; r < rows; r++) {
+    let largest = 0;
+    for (let i = r * length; i < (r + 1) * length; i++) {
+      const code = codes[i] as number;
+      if (code > largest) largest = code;
+      else if (-code > largest) largest = -code;
+    }
+    if (largest !== LARGEST_CODE) return { invalid: `a row whose largest code is ${largest}` };
+  }
+  return { dimensions: length, scales, codes };
 }
 
 /**

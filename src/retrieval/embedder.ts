@@ -16,9 +16,21 @@ export type EmbedOptions = {
 
 /**
  * Vectors of a catalog's texts; `approximate` when they came from a snapshot: int8 values that
- * point each vector's way (for cosine similarity), not its length.
+ * point each vector's way (for cosine similarity), not its length. `reject` forgets that snapshot
+ * (the index calls it when an exact vector points elsewhere than the snapshot's).
+ *
+ * @example
+ * ```ts
+ * const { vectors, approximate, reject } = await embedder.embedCatalog!(texts);
+ * if (approximate && !sameDirection(vectors[0], exact)) await reject?.('does not match');
+ * ```
  */
-export type CatalogVectors = { vectors: ArrayLike<number>[]; approximate: boolean };
+export type CatalogVectors = {
+  vectors: ArrayLike<number>[];
+  approximate: boolean;
+  /** Reports the snapshot the vectors came from as invalid and removes it from the store. */
+  reject?: (reason: string) => Promise<void>;
+};
 
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
@@ -105,9 +117,14 @@ export function createEmbedder({
             ...(dimensions !== undefined ? { dimensions } : {}),
             ...(abortSignal ? { abortSignal } : {}),
           });
-      if (snapshot !== undefined) {
+      if (usableSnapshot(snapshot, texts.length)) {
         dimensions ??= snapshot[0]?.length;
-        return { vectors: snapshot, approximate: true };
+        const drop = cache.dropSnapshot?.bind(cache);
+        return {
+          vectors: snapshot,
+          approximate: true,
+          ...(drop ? { reject: (reason: string) => drop({ modelId: id, texts, reason }) } : {}),
+        };
       }
       const vectors = await embedder.embed(texts, {
         refresh,
@@ -166,6 +183,21 @@ export function createEmbedder({
     },
   };
   return embedder;
+}
+
+// A custom cache's snapshot is used only when it has a vector per text, all of one length: the
+// index would otherwise put `undefined` or mixed lengths in its slots.
+function usableSnapshot(
+  snapshot: ArrayLike<number>[] | undefined,
+  texts: number,
+): snapshot is ArrayLike<number>[] {
+  if (!Array.isArray(snapshot) || snapshot.length !== texts || texts === 0) return false;
+  const length = (snapshot[0] as ArrayLike<number> | undefined)?.length;
+  return (
+    typeof length === 'number' &&
+    length > 0 &&
+    snapshot.every(vector => vector != null && vector.length === length)
+  );
 }
 
 // About 200,000 tokens of English (3+ characters a token): well inside OpenAI's

@@ -56,6 +56,16 @@ export interface EmbeddingCache {
     texts: readonly string[];
     vectors: readonly Float32Array[];
   }): Promise<void>;
+  /**
+   * Forgets a catalog's snapshot whose vectors turned out not to match the exact ones (reported
+   * as `invalid-entry` events), so the next start reads the tools one by one. Never throws for a
+   * failing store.
+   */
+  dropSnapshot?(request: {
+    modelId: string;
+    texts: readonly string[];
+    reason: string;
+  }): Promise<void>;
 }
 
 /** Options of {@link createEmbeddingCache}. */
@@ -189,7 +199,13 @@ export function createEmbeddingCache({
       : undefined;
 
   return {
-    ...(snapshots ? { readSnapshot: snapshots.read, writeSnapshot: snapshots.write } : {}),
+    ...(snapshots
+      ? {
+          readSnapshot: snapshots.read,
+          writeSnapshot: snapshots.write,
+          dropSnapshot: snapshots.drop,
+        }
+      : {}),
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {
       const keys = texts.map(text => embeddingCacheKey(modelId, text));
       const vectors = keys.map(key => {

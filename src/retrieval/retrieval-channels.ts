@@ -9,6 +9,17 @@ import { VectorIndex } from './vector-index.ts';
 
 // Candidates a need's ranking is searched to when attributing a learned request.
 const NEED_POOL = 50;
+// An int8 snapshot keeps a vector's direction to within a cosine of about 0.9999 for real
+// embeddings; one below this was not made from the exact vector (forged, or another model's).
+const MIN_SNAPSHOT_COSINE = 0.99;
+
+/** The snapshot approximate vectors came from: dropped once one of them proves wrong. */
+export type SnapshotSource = {
+  /** Reports the snapshot as invalid and removes it from the store (see `CatalogVectors`). */
+  reject?: ((reason: string) => Promise<void>) | undefined;
+  /** Set once `reject` was called, so it is called once. */
+  rejected: boolean;
+};
 
 /**
  * The ranking machinery behind a `ToolIndex`, per slot: the lexical (BM25F)
@@ -22,6 +33,8 @@ export class RetrievalChannels {
   private readonly fusion: FusionOptions;
   // Description vectors of tools whose indexed vector mixes in learned usage.
   private readonly descriptionVectors = new Map<number, Float32Array>();
+  // The snapshot of each slot whose vector is approximate.
+  private readonly sources = new Map<number, SnapshotSource>();
   private rebuilding: Promise<void> | undefined;
 
   constructor({
@@ -50,18 +63,40 @@ export class RetrievalChannels {
   }
 
   /**
-   * Indexes a tool's analysed fields and description vector in `slot`; an `approximate` vector
-   * (from a snapshot) is rescored with the exact one once it is a candidate (see `rescore`).
+   * Indexes a tool's analysed fields and description vector in `slot`; a vector from a snapshot
+   * (`source`) is approximate, rescored with the exact one once it is a candidate (see
+   * `rescoreCandidates`).
    */
   set(
     slot: number,
     analyzed: AnalyzedFields | undefined,
     vector: ArrayLike<number> | undefined,
-    approximate = false,
+    source?: SnapshotSource,
   ): void {
     if (analyzed) this.lexical?.set(slot, analyzed);
     this.descriptionVectors.delete(slot);
-    if (vector) this.vectors?.set(slot, vector, { approximate });
+    if (vector && this.vectors) {
+      this.vectors.set(slot, vector, { approximate: source !== undefined });
+      if (source) this.sources.set(slot, source);
+      else this.sources.delete(slot);
+    }
+  }
+
+  /** Approximate vectors in the index. */
+  get approximateCount(): number {
+    return this.vectors?.approximateCount ?? 0;
+  }
+
+  /** The snapshot the approximate vector of `slot` came from. */
+  sourceOf(slot: number): SnapshotSource | undefined {
+    return this.sources.get(slot);
+  }
+
+  /** The slots whose vectors are still the approximate ones of `source`. */
+  approximateSlotsOf(source: SnapshotSource): number[] {
+    const slots: number[] = [];
+    for (const [slot, of] of this.sources) if (of === source) slots.push(slot);
+    return slots;
   }
 
   /**
@@ -91,20 +126,28 @@ export class RetrievalChannels {
     return [...slots];
   }
 
-  /** Puts the exact description vector of `slot` in place of its approximate one. */
-  setExact(slot: number, vector: Float32Array): boolean {
+  /**
+   * Puts the exact description vector of `slot` in place of its approximate one: `kept` when it
+   * could not (no longer approximate, another length), `mismatch` when the two point different
+   * ways (the snapshot's vector was not made from this one), else `replaced`.
+   */
+  setExact(slot: number, vector: Float32Array): 'kept' | 'replaced' | 'mismatch' {
     const index = this.vectors;
     if (index === undefined || !index.isApproximate(slot) || vector.length !== index.dimensions)
-      return false;
+      return 'kept';
+    const approximate = this.descriptionVectors.get(slot) ?? (index.get(slot) as Float32Array);
+    const matches = cosine(approximate, vector) >= MIN_SNAPSHOT_COSINE;
     this.descriptionVectors.delete(slot);
+    this.sources.delete(slot);
     index.set(slot, vector);
-    return true;
+    return matches ? 'replaced' : 'mismatch';
   }
 
   delete(slot: number): void {
     this.lexical?.delete(slot);
     this.vectors?.delete(slot);
     this.descriptionVectors.delete(slot);
+    this.sources.delete(slot);
   }
 
   /**
@@ -269,9 +312,24 @@ export class RetrievalChannels {
       entries.forEach(({ slot }, i) => vectors.set(slot, fresh[i] as Float32Array));
       this.vectors = vectors;
       this.descriptionVectors.clear();
+      this.sources.clear();
       onRebuilt();
     })().finally(() => (this.rebuilding = undefined));
     await this.rebuilding;
     return true;
   }
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return aa === 0 || bb === 0 ? 0 : dot / Math.sqrt(aa * bb);
 }

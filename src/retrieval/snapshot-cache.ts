@@ -37,6 +37,8 @@ export type SnapshotCache = {
     texts: readonly string[];
     vectors: readonly Float32Array[];
   }): Promise<void>;
+  /** Reports the snapshot of `texts` as an `invalid-entry` (one per chunk) and removes it. */
+  drop(request: { modelId: string; texts: readonly string[]; reason: string }): Promise<void>;
 };
 
 /**
@@ -87,7 +89,13 @@ export function snapshotCache({
       let invalid = 0;
       for (const [chunk, value] of values.entries()) {
         if (value === undefined) break;
-        const result = decodeSnapshotChunk(value, { modelId, chunk, total, dimensions });
+        const result = decodeSnapshotChunk(value, {
+          modelId,
+          hash: catalog.hash,
+          chunk,
+          total,
+          dimensions,
+        });
         if ('invalid' in result) {
           invalid++;
           report({ type: 'invalid-entry', key: keys[chunk]!, reason: result.invalid });
@@ -122,6 +130,7 @@ export function snapshotCache({
       const byText = new Map(texts.map((text, i) => [text, vectors[i]!]));
       const chunks: SnapshotChunk[] = encodeSnapshot({
         modelId,
+        hash: catalog.hash,
         vectors: catalog.texts.map(text => byText.get(text)!),
       });
       const records = chunks.map((record, c) => ({
@@ -144,6 +153,16 @@ export function snapshotCache({
         Array.from({ length: n }, (_, c) => chunkKey(modelId, h, c)),
       );
       if (stale.length > 0) await guarded('write', b => b.remove(stale));
+    },
+
+    async drop({ modelId, texts, reason }) {
+      const catalog = snapshotCatalog(texts);
+      const keys = Array.from({ length: catalog.chunks }, (_, c) =>
+        chunkKey(modelId, catalog.hash, c),
+      );
+      for (const key of keys) report({ type: 'invalid-entry', key, reason });
+      // Its entry in the model's list stays: removing keys that are already gone is harmless.
+      await guarded('write', b => b.remove(keys));
     },
   };
 }

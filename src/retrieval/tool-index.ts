@@ -1,6 +1,6 @@
 import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { Embedder } from './embedder.ts';
+import type { CatalogVectors, Embedder } from './embedder.ts';
 import type { FusionOptions } from './fusion.ts';
 import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
 import { diffCatalog } from './catalog-diff.ts';
@@ -141,7 +141,9 @@ export class ToolIndex {
       ? undefined
       : embedder.embedCatalog
         ? embedder.embedCatalog(texts, { abortSignal })
-        : embedder.embed(texts, { abortSignal }).then(vectors => ({ vectors, approximate: false }));
+        : embedder
+            .embed(texts, { abortSignal })
+            .then((vectors): CatalogVectors => ({ vectors, approximate: false }));
     // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
     embedding?.catch(() => {});
     const learning = this.learning;
@@ -159,9 +161,10 @@ export class ToolIndex {
         this.channels.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
       );
     }
-    const { vectors, approximate } = embedding
+    const { vectors, approximate, reject } = embedding
       ? await embedding
       : { vectors: [], approximate: false };
+    const source = approximate ? { reject, rejected: false } : undefined;
     await usageLoad;
     if (vectors.length > 0) await this.matchDimensions(vectors[0]!, abortSignal);
     this.channels.reserve(this.slotNames.length + changed.length);
@@ -172,7 +175,7 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.channels.set(slot, analyzed[i], vectors[i], approximate);
+      this.channels.set(slot, analyzed[i], vectors[i], source);
       if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });

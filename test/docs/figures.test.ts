@@ -27,6 +27,22 @@ describe('README and docs figures', () => {
     expect(unused).toEqual([]);
   });
 
+  it('refuse a warm recall table whose bench found warm and cold figures different', () => {
+    const loaded = loadResults(join(root, 'bench', 'results'));
+    const render = RENDERERS.blocks['warm-recall-table']!;
+    expect(() => render(loaded)).not.toThrow();
+    const quality = loaded.file('quality');
+    const broken = new Results([
+      {
+        ...quality,
+        rows: quality.rows.map(row =>
+          row.set === 'dev-multi' && 'check' in row ? { ...row, ok: false } : row,
+        ),
+      },
+    ]);
+    expect(() => render(broken)).toThrow(/dev-multi: warm \(snapshot\) figures equal cold/);
+  });
+
   it('each results file names its machine and command', () => {
     const results = loadResults(join(root, 'bench', 'results'));
     for (const name of results.names()) {

@@ -7,7 +7,10 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 
 /** One scripted model answer: text, or tool calls. */
-export type ScriptedTurn = { text: string } | { toolCalls: { name: string; input: unknown }[] };
+export type ScriptedTurn =
+  | { text: string }
+  /** `id` overrides the call's id (unique by default), as providers that number calls do. */
+  | { toolCalls: { name: string; input: unknown; id?: string }[] };
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -20,7 +23,7 @@ function content(turn: ScriptedTurn): LanguageModelV4Content[] {
   if ('text' in turn) return [{ type: 'text', text: turn.text }];
   return turn.toolCalls.map(call => ({
     type: 'tool-call',
-    toolCallId: `call-${++callIds}`,
+    toolCallId: call.id ?? `call-${++callIds}`,
     toolName: call.name,
     input: JSON.stringify(call.input),
   }));

@@ -111,6 +111,44 @@ describe('learn: true', () => {
     expect(selection.selector.index.usage('get_forecast')).toBeUndefined();
   });
 
+  it('keeps concurrent requests apart when their provider gives their calls the same id', async () => {
+    const learned: ToolLearnEvent[] = [];
+    const selection = toolSelection({ topK: 2, learn: true, onLearn: e => learned.push(e) });
+    // Both requests' calls are made (and noted) before either executes.
+    let started = 0;
+    let bothStarted: () => void = () => {};
+    const barrier = new Promise<void>(resolve => (bothStarted = resolve));
+    const tools: ToolSet = {
+      ...toToolSet(catalog),
+      get_weather: tool({
+        description: 'Get the current weather conditions for a city',
+        inputSchema: jsonSchema<{ city?: string }>({ type: 'object' }),
+        execute: async () => {
+          if (++started === 2) bothStarted();
+          await barrier;
+          return 'rain';
+        },
+      }),
+    };
+    const ask = (text: string) =>
+      turn({
+        selection,
+        tools,
+        history: [],
+        text,
+        script: [
+          { toolCalls: [{ name: 'get_weather', input: {}, id: 'call_0' }] },
+          { text: 'Rain.' },
+        ],
+      });
+    await Promise.all([ask('will it rain in Oslo?'), ask('umbrella needed in Lima today?')]);
+    expect(learned.map(e => e.query).sort()).toEqual([
+      'umbrella needed in Lima today?',
+      'will it rain in Oslo?',
+    ]);
+    expect(learned.every(e => e.tool === 'get_weather' && e.learned === true)).toBe(true);
+  });
+
   it('refuses an index that does not learn, and the bare middleware (it has no execution hook)', () => {
     expect(() => toolSelection({ index: createToolIndex(), learn: true })).toThrow(
       /does not learn/,

@@ -19,6 +19,7 @@ import {
   createEmbeddingCache,
 } from '../../src/retrieval/embedding-cache.ts';
 import { toolEmbeddingText } from '../../src/retrieval/tool-text.ts';
+import type { Embedder } from '../../src/retrieval/embedder.ts';
 import type { ToolDescriptor } from '../../src/retrieval/types.ts';
 import {
   embeddedCount,
@@ -56,16 +57,24 @@ async function rankings(index: ReturnType<typeof createToolIndex>) {
   return out;
 }
 
+/** `chunk` with its payload bytes (scales, then int8 codes) changed by `change`. */
+function withPayload(chunk: string, change: (bytes: Uint8Array) => void): string {
+  const cut = chunk.lastIndexOf('|') + 1;
+  const bytes = new Uint8Array(Buffer.from(chunk.slice(cut), 'base64'));
+  change(bytes);
+  return chunk.slice(0, cut) + Buffer.from(bytes).toString('base64');
+}
+
 describe('catalog snapshots', () => {
   it('encode each vector as int8 with its own scale, within half a step of the float32', () => {
     const vectors = Array.from({ length: SNAPSHOT_CHUNK_ROWS + 3 }, (_, i) =>
       Float32Array.from({ length: 8 }, (_, j) => Math.sin(i * 8 + j) * (1 + i)),
     );
-    const chunks = encodeSnapshot({ modelId: 'm|with|bars', vectors });
+    const hash = snapshotCatalog(['a']).hash;
+    const at = (chunk: number) => ({ modelId: 'm|with|bars', hash, chunk, total: vectors.length });
+    const chunks = encodeSnapshot({ modelId: 'm|with|bars', hash, vectors });
     expect(chunks).toHaveLength(2);
-    const decoded = chunks.map((value, chunk) =>
-      decodeSnapshotChunk(value, { modelId: 'm|with|bars', chunk, total: vectors.length }),
-    );
+    const decoded = chunks.map((value, chunk) => decodeSnapshotChunk(value, at(chunk)));
     const vectorsBack = snapshotVectors(decoded as never);
     vectors.forEach((vector, i) => {
       const step = Math.max(...vector.map(Math.abs)) / 127;
@@ -74,29 +83,31 @@ describe('catalog snapshots', () => {
       );
     });
     // Another model, another position, a zero vector or a cut payload are refused with a reason.
-    expect(
-      decodeSnapshotChunk(chunks[0], { modelId: 'other', chunk: 0, total: vectors.length }),
-    ).toEqual({
+    expect(decodeSnapshotChunk(chunks[0], { ...at(0), modelId: 'other' })).toEqual({
       invalid: 'made by m|with|bars',
     });
-    expect(
-      decodeSnapshotChunk(chunks[1], { modelId: 'm|with|bars', chunk: 0, total: vectors.length }),
-    ).toMatchObject({
+    expect(decodeSnapshotChunk(chunks[1], at(0))).toMatchObject({
       invalid: expect.stringMatching(/^chunk 1 of/),
     });
-    const [zero] = encodeSnapshot({ modelId: 'm', vectors: [new Float32Array(8)] });
-    expect(decodeSnapshotChunk(zero, { modelId: 'm', chunk: 0, total: 1 })).toEqual({
+    const [zero] = encodeSnapshot({ modelId: 'm', hash, vectors: [new Float32Array(8)] });
+    expect(decodeSnapshotChunk(zero, { modelId: 'm', hash, chunk: 0, total: 1 })).toEqual({
       invalid: 'a zero or non-finite scale',
     });
-    expect(
-      decodeSnapshotChunk(chunks[0]!.slice(0, -8), {
-        modelId: 'm|with|bars',
-        chunk: 0,
-        total: vectors.length,
-      }),
-    ).toEqual({
+    expect(decodeSnapshotChunk(chunks[0]!.slice(0, -8), at(0))).toEqual({
       invalid: 'wrong payload length',
     });
+    // A chunk of another catalog of the same size, copied under this catalog's key.
+    expect(decodeSnapshotChunk(chunks[0], { ...at(0), hash: snapshotCatalog(['b']).hash })).toEqual(
+      { invalid: 'a chunk of another catalog' },
+    );
+    // A row the encoder cannot have written: zeros (or small codes) under a positive scale.
+    const zeroRow = withPayload(chunks[0]!, bytes => bytes.fill(0, SNAPSHOT_CHUNK_ROWS * 4));
+    expect(decodeSnapshotChunk(zeroRow, at(0))).toEqual({
+      invalid: 'a row whose largest code is 0',
+    });
+    // The older format, without the catalog's hash, reads as a miss.
+    const older = chunks[0]!.replace(`aitb-snap2|${hash}|`, 'aitb-snap1|');
+    expect(decodeSnapshotChunk(older, at(0))).toEqual({ invalid: 'not a snapshot chunk' });
     // The catalog is the set of texts: order and repeats do not change it.
     expect(snapshotCatalog(['b', 'a', 'b']).hash).toBe(snapshotCatalog(['a', 'b']).hash);
     expect(snapshotCatalog(['a', 'b']).hash).not.toBe(snapshotCatalog(['a', 'c']).hash);
@@ -235,4 +246,114 @@ describe('catalog snapshots', () => {
     await index.search(query, { topK: 3 });
     expect(events.length).toBe(after);
   }, 60_000);
+
+  it('drop a snapshot whose vector points elsewhere than the exact one, and rank like the cold index', async () => {
+    const store = createStorage();
+    const tools = catalog.slice(0, 100);
+    const cold = indexOn(store);
+    await cold.index.upsert(tools);
+    const expected = await rankings(cold.index);
+    // A chunk in the right format, for the right catalog, with one tool's vector negated.
+    const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
+    const row = snapshotCatalog(tools.map(toolEmbeddingText)).texts.indexOf(
+      toolEmbeddingText(tools[7]!),
+    );
+    const chunk = String(await store.getItem(key!));
+    await store.setItem(
+      key!,
+      withPayload(chunk, bytes => {
+        const codes = new Int8Array(bytes.buffer, tools.length * 4);
+        for (let i = row * DIMENSIONS; i < (row + 1) * DIMENSIONS; i++) codes[i] = -codes[i]!;
+      }),
+    );
+
+    const warm = indexOn(store);
+    await warm.index.upsert(tools);
+    expect(reads(warm.events)[0]).toMatchObject({ snapshot: true, hits: tools.length });
+    const got = await rankings(warm.index);
+    got.forEach((ranking, q) => {
+      expect(ranking.map(hit => hit.name)).toEqual(expected[q]!.map(hit => hit.name));
+    });
+    expect(warm.events).toContainEqual(
+      expect.objectContaining({ type: 'invalid-entry', key, reason: expect.any(String) }),
+    );
+    // Removed: the next start reads the tools one by one (and writes a new snapshot).
+    expect(await store.hasItem(key!)).toBe(false);
+    const next = indexOn(store);
+    await next.index.upsert(tools);
+    expect(reads(next.events)[1]).toMatchObject({ texts: tools.length, hits: tools.length });
+  }, 60_000);
+
+  it('read every vector of a snapshot exactly once one of them proves wrong', async () => {
+    const store = createStorage();
+    const tools = catalog.slice(0, 300);
+    const cold = indexOn(store);
+    await cold.index.upsert(tools);
+    const texts = snapshotCatalog(tools.map(toolEmbeddingText)).texts;
+    const rowOf = (tool: ToolDescriptor) => texts.indexOf(toolEmbeddingText(tool));
+    // Tool 1's row is tool 0's (found by a search for tool 0), tool 2's is negated (a candidate
+    // of no search): only reading the whole snapshot again puts tool 2 back.
+    const keys = (await store.getKeys()).filter(k => k.includes(':snapshot:')).sort();
+    const payloads = await Promise.all(
+      keys.map(async k => {
+        const value = String(await store.getItem(k));
+        return new Uint8Array(Buffer.from(value.slice(value.lastIndexOf('|') + 1), 'base64'));
+      }),
+    );
+    const rowView = (r: number) => {
+      const chunk = Math.floor(r / SNAPSHOT_CHUNK_ROWS);
+      const rows = Math.min(SNAPSHOT_CHUNK_ROWS, texts.length - chunk * SNAPSHOT_CHUNK_ROWS);
+      const at = rows * 4 + (r % SNAPSHOT_CHUNK_ROWS) * DIMENSIONS;
+      const scale = new Float32Array(payloads[chunk]!.buffer, (r % SNAPSHOT_CHUNK_ROWS) * 4, 1);
+      return { scale, codes: new Int8Array(payloads[chunk]!.buffer, at, DIMENSIONS) };
+    };
+    const [zero, one, two] = [0, 1, 2].map(i => rowView(rowOf(tools[i]!)));
+    one!.codes.set(zero!.codes);
+    one!.scale.set(zero!.scale);
+    for (let i = 0; i < DIMENSIONS; i++) two!.codes[i] = -two!.codes[i]!;
+    for (const [c, k] of keys.entries()) {
+      const value = String(await store.getItem(k));
+      const cut = value.lastIndexOf('|') + 1;
+      await store.setItem(k, value.slice(0, cut) + Buffer.from(payloads[c]!).toString('base64'));
+    }
+
+    const warm = indexOn(store);
+    await warm.index.upsert(tools);
+    expect(reads(warm.events)[0]).toMatchObject({ snapshot: true, hits: tools.length });
+    await warm.index.search(toolEmbeddingText(tools[0]!), { topK: 3 });
+    expect(warm.events.filter(event => event.type === 'invalid-entry')).toHaveLength(keys.length);
+    // Every tool was read exactly: a search now reads nothing, and tool 2 is found again.
+    const before = warm.events.length;
+    const hits = await warm.index.search(toolEmbeddingText(tools[2]!), { topK: 3 });
+    expect(hits[0]?.name).toBe(tools[2]!.name);
+    expect(warm.events.length).toBe(before);
+  }, 60_000);
+
+  it('rescore round after round until the best candidates hold no approximate vector', async () => {
+    // Approximate vectors a little closer to the query than their exact ones (a cosine of 0.995
+    // with them): each round finds a new `pool` of approximate vectors at the head.
+    const count = 300;
+    const tools = Array.from({ length: count }, (_, i) => ({ name: `tool${i}` }));
+    const unit = (angle: number) => Float32Array.of(Math.cos(angle), Math.sin(angle));
+    const exact = new Map(tools.map((tool, i) => [toolEmbeddingText(tool), unit(0.1 + 1e-4 * i)]));
+    const approximate = new Map(tools.map((tool, i) => [toolEmbeddingText(tool), unit(1e-4 * i)]));
+    const embedded: number[] = [];
+    const embedder: Embedder = {
+      id: 'angles',
+      async embed(texts, { purpose = 'tool' } = {}) {
+        if (purpose === 'tool') embedded.push(texts.length);
+        return texts.map(text => exact.get(text) ?? unit(0));
+      },
+      async embedCatalog(texts) {
+        return { vectors: texts.map(text => approximate.get(text)!), approximate: true };
+      },
+    };
+    const index = createToolIndex({ embedder, retrieval: 'dense' });
+    await index.upsert(tools);
+    const hits = await index.search('north', { topK: 3 });
+    expect(hits.map(hit => hit.name)).toEqual(['tool0', 'tool1', 'tool2']);
+    expect(hits[0]!.score).toBeCloseTo(Math.cos(0.1), 6);
+    // 100 (twice the pool of 50) in the first round, then 50 a round: five rounds.
+    expect(embedded).toEqual([100, 50, 50, 50, 50]);
+  });
 });

@@ -34,4 +34,38 @@ describe('embedder', () => {
     await embedder.embed(['will it rain?'], { purpose: 'query' });
     expect(writes).toEqual([true, false]);
   });
+
+  it("treats a custom cache's snapshot as a miss unless it has one vector per text, all of one length", async () => {
+    const texts = ['alpha', 'bravo', 'charlie'];
+    const vector = (length: number) => new Float32Array(length).fill(1);
+    for (const snapshot of [
+      [vector(4), vector(4)], // a text short
+      [vector(4), vector(4), vector(3)], // lengths differ
+      [vector(4), undefined, vector(4)], // a hole
+      'not an array',
+    ]) {
+      const model = hashingEmbeddingModel();
+      const embedder = createEmbedder({
+        model,
+        cache: {
+          read: async ({ texts }) => texts.map(() => undefined),
+          write: async () => {},
+          readSnapshot: async () => snapshot as Float32Array[],
+        },
+      });
+      const { vectors, approximate } = await embedder.embedCatalog!(texts);
+      expect(approximate).toBe(false);
+      expect(vectors.map(v => v.length)).toEqual([64, 64, 64]);
+      expect(model.doEmbedCalls.flatMap(call => call.values)).toEqual(texts);
+    }
+    const whole = createEmbedder({
+      model: hashingEmbeddingModel(),
+      cache: {
+        read: async ({ texts }) => texts.map(() => undefined),
+        write: async () => {},
+        readSnapshot: async () => texts.map(() => vector(4)),
+      },
+    });
+    expect(await whole.embedCatalog!(texts)).toMatchObject({ approximate: true });
+  });
 });

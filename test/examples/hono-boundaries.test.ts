@@ -124,6 +124,27 @@ describe('requests from elsewhere', () => {
     expect((await answer({ origin: SITE, 'content-type': 'text/plain' })).status).toBe(415);
   });
 
+  it('refuses a form answer over 64 KiB with 413, declared or streamed', async () => {
+    const huge = JSON.stringify({ action: 'accept', content: { text: 'x'.repeat(70 * 1024) } });
+    const post = (init: RequestInit) =>
+      app().request(at('/api/mcp/elicitations/some-id'), {
+        method: 'POST',
+        ...init,
+        headers: { 'content-type': 'application/json', ...(init.headers as object) },
+      });
+    const declared = await post({
+      headers: { 'content-length': String(huge.length) },
+      body: huge,
+    });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error).toContain('65536 bytes');
+    // Without Content-Length (chunked), it is cut while streaming in.
+    const streamed = await post({ body: new Blob([huge]).stream(), duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(413);
+    // A small answer still reaches the broker (no such form here: 404).
+    expect((await post({ body: '{"action":"accept"}' })).status).toBe(404);
+  });
+
   it('still answers its own page: a same-origin chat turn streams', async () => {
     fake.setScript([{ text: 'Hi!' }]);
     const init = chatRequest('Hello');

@@ -15,6 +15,14 @@ import { storeFromEnv } from './store-from-env.ts';
 import { startTelemetry } from './telemetry.ts';
 
 const env = process.env;
+// A shared store holds every browser's MCP sign-in tokens, and createMcpOAuth refuses to keep them
+// there unencrypted: say so in one line rather than with its stack trace.
+if (env.REDIS_URL && !env.MCP_TOKEN_KEY && env.NOTES_MCP !== 'off') {
+  console.error(
+    'REDIS_URL is set but MCP_TOKEN_KEY is not: set MCP_TOKEN_KEY (32+ characters, e.g. `openssl rand -base64 32`) to encrypt the MCP sign-in tokens kept in Redis, or NOTES_MCP=off.',
+  );
+  process.exit(1);
+}
 // First, so the MCP connections and the sandbox's start are traced too.
 const telemetry = await startTelemetry({ env, serviceName: 'ai-toolbelt-hono-example' });
 const port = Number(env.PORT ?? 3000);

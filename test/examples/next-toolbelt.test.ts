@@ -4,11 +4,21 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createStorage } from 'unstorage';
+import redisDriver from 'unstorage/drivers/redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describeRedis, startRedisServer } from '../helpers/redis-server.ts';
 
 const app = new URL('../../examples/next-app/', import.meta.url);
 type ToolbeltModule = {
-  getToolbelt(): Promise<{ toolbox: { status(): Record<string, { state: string }> } }>;
+  getToolbelt(): Promise<{
+    toolbox: {
+      status(): Record<string, { state: string }>;
+      forUser(options: {
+        userId: string;
+      }): Promise<{ status(): Record<string, { authorizationUrl?: string }> }>;
+    };
+  }>;
   closeToolbelt(): Promise<void>;
 };
 let toolbelt: ToolbeltModule;
@@ -27,7 +37,8 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await toolbelt.closeToolbelt();
-  delete process.env.MCP_CONFIG;
+  for (const name of ['MCP_CONFIG', 'REDIS_URL', 'MCP_TOKEN_KEY', 'SANDBOX_STATE_KEY'])
+    delete process.env[name];
 });
 afterAll(async () => {
   process.chdir(savedCwd);
@@ -61,6 +72,22 @@ describe.runIf(process.platform === 'linux')('the toolbelt', () => {
     expect(await notesServers()).toEqual([]);
   });
 
+  it("gives the notes server only what it reads, none of the app's secrets", async () => {
+    Object.assign(process.env, {
+      MCP_TOKEN_KEY: 'test-only-secret-0123456789abcdef0123456789',
+      SANDBOX_STATE_KEY: 'test-only-state-key-0123456789abcdef012345',
+    });
+    await toolbelt.getToolbelt();
+    const [pid] = await notesServers();
+    const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
+    const names = environ
+      .split('\0')
+      .filter(Boolean)
+      .map(entry => entry.split('=')[0]);
+    expect(names.sort()).toEqual(['NOTES_EXIT_WITH_STDIN', 'NOTES_PORT', 'PATH']);
+    expect(environ).not.toContain('test-only');
+  });
+
   it('leaves no notes server behind when MCP_CONFIG cannot be read, request after request', async () => {
     process.env.MCP_CONFIG = join(dir, 'missing.json');
     for (let request = 0; request < 3; request++)
@@ -73,5 +100,30 @@ describe.runIf(process.platform === 'linux')('the toolbelt', () => {
     await writeFile(process.env.MCP_CONFIG, JSON.stringify({ servers: { bad: { auth: {} } } }));
     await expect(toolbelt.getToolbelt()).rejects.toThrow();
     expect(await notesServers()).toEqual([]);
+  });
+});
+
+describeRedis('the toolbelt with REDIS_URL', () => {
+  it('refuses to start without MCP_TOKEN_KEY, starting nothing; with it, sign-ins go to Redis', async () => {
+    await using redis = await startRedisServer();
+    process.env.REDIS_URL = redis.url;
+    await expect(toolbelt.getToolbelt()).rejects.toThrow(
+      /REDIS_URL is set but MCP_TOKEN_KEY is not/,
+    );
+    expect(await notesServers()).toEqual([]);
+
+    process.env.MCP_TOKEN_KEY = 'test-only-secret-0123456789abcdef0123456789';
+    const { toolbox } = await toolbelt.getToolbelt();
+    // A browser's first chat starts its sign-in: the flow and the client registration are
+    // written where every instance reads them.
+    const mine = await toolbox.forUser({ userId: 'browser-one-0123456789' });
+    expect(mine.status().notes?.authorizationUrl).toBeDefined();
+    const other = createStorage({ driver: redisDriver({ url: redis.url }) });
+    try {
+      const keys = await other.getKeys();
+      expect(keys.some(key => key.startsWith('ai-toolbelt:mcp-auth'))).toBe(true);
+    } finally {
+      await other.dispose();
+    }
   });
 });

@@ -25,7 +25,7 @@ export type Toolbelt = {
   sandbox?: DockerSandbox;
   /** Why python is disabled, with what to do about it. */
   pythonProblem?: string;
-  /** Where tool embeddings are kept between processes (Redis with REDIS_URL). */
+  /** Redis with REDIS_URL: tool embeddings, MCP sign-ins and (with SANDBOX_STATE_KEY) chats' interpreters. */
   store?: Storage;
 };
 
@@ -59,7 +59,7 @@ async function openToolbelt(): Promise<Toolbelt> {
   const servers = await loadServers();
   const { store, description: storeDescription } = await storeFromEnv();
   // The bundled notes server needs sign-in, per browser (see lib/mcp-sign-in.ts).
-  const notes = await startNotesSignIn().catch(async error => {
+  const notes = await startNotesSignIn({ store }).catch(async error => {
     await store?.dispose();
     throw error;
   });

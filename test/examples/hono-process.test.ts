@@ -124,7 +124,7 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     const chunks = await readUIChunks(response);
     // With a key, the tools are embedded (text-embedding-3-small at the fake server): hybrid.
     expect(app.output()).toContain(
-      `[retrieval] hybrid: text-embedding-3-small at ${fake.baseURL}, embeddings kept in memory`,
+      `[retrieval] hybrid: text-embedding-3-small at ${new URL(fake.baseURL).host}, embeddings kept in memory`,
     );
     const selections = dataParts<{ retrieval: string }>(chunks, 'data-tool-selection');
     expect(selections.map(selection => selection.retrieval)).toEqual(

@@ -190,6 +190,23 @@ describe('requests from elsewhere', () => {
   });
 });
 
+describe('the model server in the page header and the log', () => {
+  it('is named by its host only, never its path or credentials', async () => {
+    const model = (await import(new URL('lib/model.ts', app).href)) as {
+      modelDescription(env: Record<string, string>): string;
+      embeddingModel(env: Record<string, string>): { description: string };
+    };
+    const env = {
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: 'https://user:pa55@proxy.internal:8443/v1/tenant-42?token=s3cret',
+    };
+    expect(model.modelDescription(env)).toBe('gpt-4.1-mini at proxy.internal:8443');
+    expect(model.embeddingModel(env).description).toBe(
+      'text-embedding-3-small at proxy.internal:8443',
+    );
+  });
+});
+
 describe('browsers that never loaded the page', () => {
   it('create no user, toolbox or sign-in record: 50 callbacks without a cookie', async () => {
     const keysBefore = (await store.getKeys()).length;

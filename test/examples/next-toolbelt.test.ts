@@ -84,7 +84,11 @@ describe.runIf(process.platform === 'linux')('the toolbelt', () => {
       .split('\0')
       .filter(Boolean)
       .map(entry => entry.split('=')[0]);
-    expect(names.sort()).toEqual(['NOTES_EXIT_WITH_STDIN', 'NOTES_PORT', 'PATH']);
+    expect(names.filter(name => name !== 'NODE_ENV').sort()).toEqual([
+      'NOTES_EXIT_WITH_STDIN',
+      'NOTES_PORT',
+      'PATH',
+    ]);
     expect(environ).not.toContain('test-only');
   });
 

@@ -62,6 +62,8 @@ export async function startNotesSignIn({
       ...(process.env.CHALLENGE_SCOPE ? { CHALLENGE_SCOPE: process.env.CHALLENGE_SCOPE } : {}),
       NOTES_PORT: '0',
       NOTES_EXIT_WITH_STDIN: '1',
+      // Not a secret, and Next's types require it in an environment.
+      NODE_ENV: process.env.NODE_ENV,
     },
   });
   const url = await firstUrl(child);

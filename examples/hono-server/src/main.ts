@@ -68,6 +68,7 @@ const app = (port: number) =>
     ...(python.problem ? { pythonProblem: python.problem } : {}),
     topK: Number(env.TOOLS_TOP_K ?? 3),
     elicitations,
+    ...(env.USER_ID_KEY ? { userIdKey: env.USER_ID_KEY } : {}),
   });
 
 for (const server of Object.values(toolbox.status())) {
@@ -76,6 +77,10 @@ for (const server of Object.values(toolbox.status())) {
   );
 }
 console.log(`[model] ${setup.description}`);
+if (storage.store && !env.USER_ID_KEY)
+  console.warn(
+    '[users] the user id cookie is signed with a key of this process only: set USER_ID_KEY (32+ characters) so every instance sharing REDIS_URL accepts it',
+  );
 if (telemetry) console.log(`[telemetry] ${telemetry.description}`);
 if (setup.problem) console.warn(`[model] ${setup.problem}`);
 // Said once here, and on every selection (the page's step rows show it).

@@ -26,17 +26,20 @@ export type SignInToolbox = {
  *
  * @example
  * ```ts
- * app.route('/', mcpRoutes({ toolbox, elicitations }));
+ * app.route('/', mcpRoutes({ toolbox, elicitations, userIdKey: PROCESS_USER_ID_KEY }));
  * ```
  */
 export function mcpRoutes({
   toolbox,
   elicitations,
+  userIdKey,
 }: {
   /** The process-wide toolbox. */
   toolbox: SignInToolbox;
   /** Where forms wait for answers. */
   elicitations?: McpElicitationBroker | undefined;
+  /** What the page signed the user id cookie with (see `createApp`). */
+  userIdKey: string;
 }): Hono {
   const app = new Hono();
 
@@ -46,7 +49,7 @@ export function mcpRoutes({
     const denied = c.req.query('error');
     if (denied !== undefined || code === undefined)
       return c.html(page(`Sign-in did not complete (${denied ?? 'no code'}).`, undefined), 400);
-    const userId = knownUserId(c);
+    const userId = await knownUserId(c, userIdKey);
     if (userId === undefined) return c.html(page(NO_SESSION, undefined), 400);
     try {
       const mine = await toolbox.forUser({ userId });
@@ -69,7 +72,7 @@ export function mcpRoutes({
         { error: 'Expected { action: "accept" | "decline" | "cancel", content? }' },
         400,
       );
-    const userId = knownUserId(c);
+    const userId = await knownUserId(c, userIdKey);
     const answered =
       userId !== undefined && elicitations?.answer({ id: c.req.param('id'), userId, result: body });
     return answered

@@ -89,8 +89,13 @@ describeE2E('hono-server example in a browser', () => {
 
     // Turn 2, nothing attached: the chat's interpreter still holds `df` from turn 1.
     await playFollowUp(page);
-    const second = fake.requests.slice(firstRequest).filter(request => request.api === 'chat')[2]!;
-    expect(JSON.stringify(second.body)).not.toContain('NameError');
+    // Chat calls: turn 1's python and answer, then the follow-up's python and its answer. The
+    // last one carries the follow-up's python result, so that is where a NameError would show.
+    const calls = fake.requests.slice(firstRequest).filter(request => request.api === 'chat');
+    expect(calls).toHaveLength(4);
+    const afterFollowUp = calls.at(-1)!;
+    expect(String(afterFollowUp.toolResults.at(-1)?.output)).toContain('tea');
+    expect(JSON.stringify(afterFollowUp.body)).not.toContain('NameError');
     await page.screenshot({
       path: join(root, 'test-results/e2e/hono-server-follow-up.png'),
       fullPage: true,

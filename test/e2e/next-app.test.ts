@@ -177,7 +177,8 @@ describeE2E('next-app example in a browser', () => {
     expect(await callbacks[0]!.text()).toContain('no session');
     // The page is what hands the id out.
     const page = await fetch(url);
-    expect(page.headers.get('set-cookie')).toMatch(/^uid=[\w-]{36};/);
+    // The id and its signature: only ids the app signed are accepted back.
+    expect(page.headers.get('set-cookie')).toMatch(/^uid=[\w-]{36}\.[\w-]{43};/);
   });
 
   it('ends its MCP servers and removes its sandbox containers on SIGTERM', async () => {

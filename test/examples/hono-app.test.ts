@@ -6,6 +6,7 @@ import type { Sandbox } from 'ai-toolbelt/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../examples/hono-server/src/app.ts';
 import { loadMcpConfig } from '../../examples/hono-server/src/load-mcp-config.ts';
+import { modelFromEnv } from '../../examples/hono-server/src/model-from-env.ts';
 import { appOrigins } from '../../examples/hono-server/src/same-origin.ts';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
@@ -50,6 +51,25 @@ describe('without a model or a sandbox', () => {
     expect(health.model.configured).toBe(false);
     expect(health.model.problem).toContain('Set OPENAI_API_KEY');
     expect(health.python).toEqual({ enabled: false, problem: 'no Docker here' });
+  });
+
+  it('GET /healthz names the model server by its host only, never its path or credentials', async () => {
+    const setup = modelFromEnv({
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: 'https://user:pa55@proxy.internal:8443/v1/tenant-42?token=s3cret',
+    });
+    expect(setup.description).toBe('gpt-4.1-mini (chat API at proxy.internal:8443)');
+    expect(setup.embeddingDescription).toBe('text-embedding-3-small at proxy.internal:8443');
+    const health = await (
+      await createApp({
+        origins,
+        toolbox,
+        model: setup.model!,
+        modelDescription: setup.description,
+      }).request('/healthz')
+    ).text();
+    expect(health).toContain('proxy.internal:8443');
+    expect(health).not.toMatch(/pa55|tenant-42|s3cret/);
   });
 
   it('GET /api/tools/search shows what retrieval picks', async () => {

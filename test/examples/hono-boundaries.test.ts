@@ -124,6 +124,27 @@ describe('requests from elsewhere', () => {
     expect((await answer({ origin: SITE, 'content-type': 'text/plain' })).status).toBe(415);
   });
 
+  it('refuses a form answer over 64 KiB with 413, declared or streamed', async () => {
+    const huge = JSON.stringify({ action: 'accept', content: { text: 'x'.repeat(70 * 1024) } });
+    const post = (init: RequestInit) =>
+      app().request(at('/api/mcp/elicitations/some-id'), {
+        method: 'POST',
+        ...init,
+        headers: { 'content-type': 'application/json', ...(init.headers as object) },
+      });
+    const declared = await post({
+      headers: { 'content-length': String(huge.length) },
+      body: huge,
+    });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error).toContain('65536 bytes');
+    // Without Content-Length (chunked), it is cut while streaming in.
+    const streamed = await post({ body: new Blob([huge]).stream(), duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(413);
+    // A small answer still reaches the broker (no such form here: 404).
+    expect((await post({ body: '{"action":"accept"}' })).status).toBe(404);
+  });
+
   it('still answers its own page: a same-origin chat turn streams', async () => {
     fake.setScript([{ text: 'Hi!' }]);
     const init = chatRequest('Hello');
@@ -175,7 +196,9 @@ describe('browsers that never loaded the page', () => {
   it('a browser the page gave an id signs in through the callback', async () => {
     const page = await app().request(at('/'));
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
-    const userId = cookie.split('=')[1]!;
+    // The id, then its signature.
+    const userId = decodeURIComponent(cookie.split('=')[1]!).split('.')[0]!;
+    expect(userId).toMatch(/^[\w-]{36}$/);
     // What the chat's "Connect notes" link leads to, signed in as the notes server's user "ana".
     const mine = await root.forUser({ userId });
     const { code, state } = await signIn(mine.status().notes!.authorizationUrl, 'ana');
@@ -187,5 +210,37 @@ describe('browsers that never loaded the page', () => {
     expect(await callback.text()).toContain('Connected to notes');
     expect(users).toContain(userId);
     expect(mine.status().notes!.state).toBe('ready');
+  });
+
+  it('a cookie the app did not sign is no user: not accepted, and the page issues a real one', async () => {
+    const page = await app().request(at('/'));
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const [id, signature] = decodeURIComponent(cookie.split('=')[1]!).split('.');
+    const someoneElse = 'c0ffee00-0000-4000-8000-000000000000';
+    const forged = [
+      `uid=${someoneElse}`, // the bare id, as the cookie used to be
+      `uid=${encodeURIComponent(`${someoneElse}.${signature}`)}`, // another id, a real signature
+      `uid=${encodeURIComponent(`${id}.${'A'.repeat(43)}=`)}`, // a real id, a made-up signature
+    ];
+    users.length = 0;
+    fake.setScript(forged.map(() => ({ text: 'Shared only.' })));
+    for (const value of forged) {
+      const callback = await app().request(at('/api/mcp/callback?code=x&state=y'), {
+        headers: { cookie: value },
+      });
+      expect(callback.status).toBe(400);
+      expect(await callback.text()).toContain('no session');
+      const chat = await app().request(at('/api/chat'), {
+        ...chatRequest('weather in Oslo'),
+        headers: { 'content-type': 'application/json', cookie: value },
+      });
+      await chat.text();
+      const reissued = await app().request(at('/'), { headers: { cookie: value } });
+      expect(reissued.headers.get('set-cookie')).toMatch(/^uid=/);
+    }
+    expect(users).toEqual([]);
+    // The signed cookie is kept.
+    const again = await app().request(at('/'), { headers: { cookie } });
+    expect(again.headers.has('set-cookie')).toBe(false);
   });
 });

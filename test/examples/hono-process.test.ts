@@ -1,4 +1,6 @@
 // The Hono example as a real process on a real port, as `npm start` runs it.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -80,6 +82,24 @@ describe('without a model and without Docker', () => {
   });
 });
 
+describe('with REDIS_URL but no MCP_TOKEN_KEY', () => {
+  it('stops at start-up with one line naming MCP_TOKEN_KEY, before connecting anywhere', async () => {
+    const child = spawn(process.execPath, [main], {
+      // Nothing listens on port 1: the check must come before any connection is tried.
+      env: { ...process.env, PORT: '0', REDIS_URL: 'redis://127.0.0.1:1', MCP_TOKEN_KEY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', chunk => (output += chunk));
+    child.stderr.on('data', chunk => (output += chunk));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([
+      expect.stringMatching(/^REDIS_URL is set but MCP_TOKEN_KEY is not: set MCP_TOKEN_KEY/),
+    ]);
+  });
+});
+
 describeWith({}, 'with the fake model and the sandbox', () => {
   let fake: FakeOpenAI;
   let app: AppProcess;
@@ -104,7 +124,7 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     const chunks = await readUIChunks(response);
     // With a key, the tools are embedded (text-embedding-3-small at the fake server): hybrid.
     expect(app.output()).toContain(
-      `[retrieval] hybrid: text-embedding-3-small at ${fake.baseURL}, embeddings kept in memory`,
+      `[retrieval] hybrid: text-embedding-3-small at ${new URL(fake.baseURL).host}, embeddings kept in memory`,
     );
     const selections = dataParts<{ retrieval: string }>(chunks, 'data-tool-selection');
     expect(selections.map(selection => selection.retrieval)).toEqual(

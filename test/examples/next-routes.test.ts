@@ -153,6 +153,30 @@ describe('requests from elsewhere', () => {
     expect((await answer({ origin: SITE, 'content-type': 'text/plain' })).status).toBe(415);
   });
 
+  it('refuses a form answer over 64 KiB with 413, declared or streamed', async () => {
+    const huge = JSON.stringify({ action: 'accept', content: { text: 'x'.repeat(70 * 1024) } });
+    const post = (init: ConstructorParameters<typeof NextRequest>[1]) =>
+      routes.answer(
+        at('/api/mcp/elicitations/some-id', {
+          method: 'POST',
+          ...init,
+          headers: { ...json, ...(init?.headers as object) },
+        }),
+        idContext,
+      );
+    const declared = await post({ headers: { 'content-length': String(huge.length) }, body: huge });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error).toContain('65536 bytes');
+    // Without Content-Length (chunked), it is cut while streaming in.
+    const streamed = await post({
+      body: new Blob([huge]).stream(),
+      duplex: 'half',
+    } as ConstructorParameters<typeof NextRequest>[1]);
+    expect(streamed.status).toBe(413);
+    // A small answer still reaches the broker (no such form here: 404).
+    expect((await post({ body: '{"action":"accept"}' })).status).toBe(404);
+  });
+
   it('still answers its own page: a same-origin chat turn streams', async () => {
     fake.setScript([{ text: 'Hi!' }]);
     const init = chatRequest('Hello');
@@ -163,6 +187,23 @@ describe('requests from elsewhere', () => {
     );
     expect(response.status).toBe(200);
     expect(answerText(await readUIChunks(response))).toBe('Hi!');
+  });
+});
+
+describe('the model server in the page header and the log', () => {
+  it('is named by its host only, never its path or credentials', async () => {
+    const model = (await import(new URL('lib/model.ts', app).href)) as {
+      modelDescription(env: Record<string, string>): string;
+      embeddingModel(env: Record<string, string>): { description: string };
+    };
+    const env = {
+      OPENAI_API_KEY: 'k',
+      OPENAI_BASE_URL: 'https://user:pa55@proxy.internal:8443/v1/tenant-42?token=s3cret',
+    };
+    expect(model.modelDescription(env)).toBe('gpt-4.1-mini at proxy.internal:8443');
+    expect(model.embeddingModel(env).description).toBe(
+      'text-embedding-3-small at proxy.internal:8443',
+    );
   });
 });
 
@@ -204,13 +245,14 @@ describe('browsers that never loaded the page', () => {
   it('the page (proxy) issues the id once; with it the callback signs the browser in', async () => {
     const page = await routes.proxy(at('/'));
     const setCookie = page.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(/^uid=[\w-]{36}; Path=\/; HttpOnly; SameSite=lax/i);
+    // The id, then its signature.
+    expect(setCookie).toMatch(/^uid=[\w-]{36}\.[\w-]{43}; Path=\/; HttpOnly; SameSite=lax/i);
     const cookie = setCookie.split(';')[0]!;
     // A browser that has one keeps it.
     expect((await routes.proxy(at('/', { headers: { cookie } }))).headers.has('set-cookie')).toBe(
       false,
     );
-    const userId = cookie.split('=')[1]!;
+    const userId = cookie.split('=')[1]!.split('.')[0]!;
     const mine = await root.forUser({ userId });
     const { code, state } = await signIn(mine.status().notes!.authorizationUrl, 'ana');
     const callback = await routes.callback(
@@ -221,5 +263,36 @@ describe('browsers that never loaded the page', () => {
     expect(callback.status).toBe(200);
     expect(await callback.text()).toContain('Connected to notes');
     expect(mine.status().notes!.state).toBe('ready');
+  });
+
+  it('a cookie the app did not sign is no user: not accepted, and the page issues a real one', async () => {
+    const cookie = (await routes.proxy(at('/'))).headers.get('set-cookie')!.split(';')[0]!;
+    const [id, signature] = cookie.split('=')[1]!.split('.');
+    const someoneElse = 'c0ffee00-0000-4000-8000-000000000000';
+    const forged = [
+      `uid=${someoneElse}`, // the bare id, as the cookie used to be
+      `uid=${someoneElse}.${signature}`, // another id, a real signature
+      `uid=${id}.${'A'.repeat(43)}`, // a real id, a made-up signature
+    ];
+    users.length = 0;
+    fake.setScript(forged.map(() => ({ text: 'Shared only.' })));
+    for (const value of forged) {
+      const callback = await routes.callback(
+        at('/api/mcp/callback?code=x&state=y', { headers: { cookie: value } }),
+      );
+      expect(callback.status).toBe(400);
+      expect(await callback.text()).toContain('no session');
+      const init = chatRequest('weather in Oslo') as ConstructorParameters<typeof NextRequest>[1];
+      const chat = await routes.chat(
+        at('/api/chat', { ...init, headers: { ...json, cookie: value } }),
+      );
+      await chat.text();
+      const reissued = await routes.proxy(at('/', { headers: { cookie: value } }));
+      expect(reissued.headers.get('set-cookie')).toMatch(/^uid=/);
+    }
+    expect(users).toEqual([]);
+    expect((await routes.proxy(at('/', { headers: { cookie } }))).headers.has('set-cookie')).toBe(
+      false,
+    );
   });
 });

@@ -5,8 +5,8 @@ import { renderMcpPart } from './mcp-parts.js';
 import { MessageBuilder, readChatResponse } from './ui-stream.js';
 
 const $ = selector => document.querySelector(selector);
-// Everything shown: { message, error }. The server keeps no state, so each turn
-// sends back the whole conversation, less answers that failed.
+// Everything shown: { message, error }. Each turn sends back the whole conversation, less
+// answers that failed: the server keeps no transcript (only python's interpreter per chat).
 const transcript = [];
 // One id per chat (this page load), sent with every message: python's variables live per chat.
 const chatId = crypto.randomUUID();

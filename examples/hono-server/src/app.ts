@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import { type SignInToolbox, mcpRoutes } from './mcp-routes.ts';
 import { type ChatModel, MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 import { type AppOrigins, requireJson, sameOrigin } from './same-origin.ts';
-import { issueUserId, knownUserId } from './user-id.ts';
+import { PROCESS_USER_ID_KEY, issueUserId, knownUserId } from './user-id.ts';
 
 /** Options of {@link createApp}. */
 export type ChatAppOptions = {
@@ -40,6 +40,11 @@ export type ChatAppOptions = {
   topK?: number;
   /** Model calls per answer. */
   maxSteps?: number;
+  /**
+   * Signs the user id cookie (`USER_ID_KEY`); random per process by default.
+   * Instances behind one address need the same key.
+   */
+  userIdKey?: string;
 };
 
 const SYSTEM =
@@ -82,16 +87,18 @@ export function createApp({
   topK = 3,
   maxSteps = 8,
   elicitations,
+  userIdKey = PROCESS_USER_ID_KEY,
 }: ChatAppOptions): Hono {
   const app = new Hono();
   // First, for every route: DNS rebinding (a foreign Host) and other sites' pages (a foreign Origin).
   app.use('*', sameOrigin(origins));
   const forUser = toolbox.forUser?.bind(toolbox);
-  if (forUser !== undefined) app.route('/', mcpRoutes({ toolbox: { forUser }, elicitations }));
+  if (forUser !== undefined)
+    app.route('/', mcpRoutes({ toolbox: { forUser }, elicitations, userIdKey }));
 
   app.get('/', async c => {
     // Only the page hands out a user id (per-user MCP sign-in); other routes just read it.
-    if (forUser) issueUserId(c);
+    if (forUser) await issueUserId(c, userIdKey);
     return c.html(await readFile(new URL('index.html', PUBLIC), 'utf8'));
   });
   app.get('/assets/:file', async c => {
@@ -152,7 +159,7 @@ export function createApp({
     if ('response' in chat) return chat.response;
     // A browser the page gave an id chats with its own toolbox (shared servers plus the ones
     // it signed in to); any other client gets the shared servers and creates no per-user state.
-    const userId = forUser ? knownUserId(c) : undefined;
+    const userId = forUser ? await knownUserId(c, userIdKey) : undefined;
     const mine =
       forUser && userId !== undefined
         ? await forUser({ userId, abortSignal: c.req.raw.signal })

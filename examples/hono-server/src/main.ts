@@ -15,6 +15,14 @@ import { storeFromEnv } from './store-from-env.ts';
 import { startTelemetry } from './telemetry.ts';
 
 const env = process.env;
+// A shared store holds every browser's MCP sign-in tokens, and createMcpOAuth refuses to keep them
+// there unencrypted: say so in one line rather than with its stack trace.
+if (env.REDIS_URL && !env.MCP_TOKEN_KEY && env.NOTES_MCP !== 'off') {
+  console.error(
+    'REDIS_URL is set but MCP_TOKEN_KEY is not: set MCP_TOKEN_KEY (32+ characters, e.g. `openssl rand -base64 32`) to encrypt the MCP sign-in tokens kept in Redis, or NOTES_MCP=off.',
+  );
+  process.exit(1);
+}
 // First, so the MCP connections and the sandbox's start are traced too.
 const telemetry = await startTelemetry({ env, serviceName: 'ai-toolbelt-hono-example' });
 const port = Number(env.PORT ?? 3000);
@@ -60,6 +68,7 @@ const app = (port: number) =>
     ...(python.problem ? { pythonProblem: python.problem } : {}),
     topK: Number(env.TOOLS_TOP_K ?? 3),
     elicitations,
+    ...(env.USER_ID_KEY ? { userIdKey: env.USER_ID_KEY } : {}),
   });
 
 for (const server of Object.values(toolbox.status())) {
@@ -68,6 +77,10 @@ for (const server of Object.values(toolbox.status())) {
   );
 }
 console.log(`[model] ${setup.description}`);
+if (storage.store && !env.USER_ID_KEY)
+  console.warn(
+    '[users] the user id cookie is signed with a key of this process only: set USER_ID_KEY (32+ characters) so every instance sharing REDIS_URL accepts it',
+  );
 if (telemetry) console.log(`[telemetry] ${telemetry.description}`);
 if (setup.problem) console.warn(`[model] ${setup.problem}`);
 // Said once here, and on every selection (the page's step rows show it).

@@ -1,7 +1,11 @@
 import type { McpElicitationBroker, McpElicitationResult, McpServerStatus } from 'ai-toolbelt/mcp';
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { requireJson } from './same-origin.ts';
 import { knownUserId } from './user-id.ts';
+
+/** A form's answer is a few fields; anything near this size is not one. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** The part of a toolbox the sign-in routes use (`connectMcpServers()` returns one). */
 export type SignInToolbox = {
@@ -15,23 +19,27 @@ export type SignInToolbox = {
 /**
  * The sign-in and elicitation routes: `GET /api/mcp/callback` (the OAuth
  * redirect: finishes the user's sign-in in one call and tells the chat page)
- * and `POST /api/mcp/elicitations/:id` (the answer to a form). Both act only
+ * and `POST /api/mcp/elicitations/:id` (the answer to a form, JSON of at
+ * most 64 KiB: 413 beyond, before it is parsed). Both act only
  * for a browser the chat page gave a user id: without one they create
  * nothing (no user, no toolbox, no sign-in state).
  *
  * @example
  * ```ts
- * app.route('/', mcpRoutes({ toolbox, elicitations }));
+ * app.route('/', mcpRoutes({ toolbox, elicitations, userIdKey: PROCESS_USER_ID_KEY }));
  * ```
  */
 export function mcpRoutes({
   toolbox,
   elicitations,
+  userIdKey,
 }: {
   /** The process-wide toolbox. */
   toolbox: SignInToolbox;
   /** Where forms wait for answers. */
   elicitations?: McpElicitationBroker | undefined;
+  /** What the page signed the user id cookie with (see `createApp`). */
+  userIdKey: string;
 }): Hono {
   const app = new Hono();
 
@@ -41,7 +49,7 @@ export function mcpRoutes({
     const denied = c.req.query('error');
     if (denied !== undefined || code === undefined)
       return c.html(page(`Sign-in did not complete (${denied ?? 'no code'}).`, undefined), 400);
-    const userId = knownUserId(c);
+    const userId = await knownUserId(c, userIdKey);
     if (userId === undefined) return c.html(page(NO_SESSION, undefined), 400);
     try {
       const mine = await toolbox.forUser({ userId });
@@ -52,14 +60,19 @@ export function mcpRoutes({
     }
   });
 
-  app.post('/api/mcp/elicitations/:id', requireJson(), async c => {
+  // The limit reads a chunked body only up to the cap; a Content-Length above it is refused unread.
+  const limit = bodyLimit({
+    maxSize: MAX_ANSWER_BYTES,
+    onError: c => c.json({ error: `The body is larger than ${MAX_ANSWER_BYTES} bytes.` }, 413),
+  });
+  app.post('/api/mcp/elicitations/:id', requireJson(), limit, async c => {
     const body = await c.req.json<McpElicitationResult>().catch(() => undefined);
     if (body === undefined || !['accept', 'decline', 'cancel'].includes(body?.action))
       return c.json(
         { error: 'Expected { action: "accept" | "decline" | "cancel", content? }' },
         400,
       );
-    const userId = knownUserId(c);
+    const userId = await knownUserId(c, userIdKey);
     const answered =
       userId !== undefined && elicitations?.answer({ id: c.req.param('id'), userId, result: body });
     return answered

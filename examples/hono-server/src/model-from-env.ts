@@ -43,7 +43,9 @@ export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
 export function modelFromEnv(env: Record<string, string | undefined>): ModelSetup {
   const modelId = env.OPENAI_MODEL || 'gpt-4.1-mini';
   const baseURL = env.OPENAI_BASE_URL || undefined;
-  const where = baseURL ?? 'api.openai.com';
+  // Shown on the page and in /healthz: the host only, never a path, query or credentials
+  // (a proxy's URL can carry a token).
+  const where = baseURL ? hostOf(baseURL) : 'api.openai.com';
   if (!env.OPENAI_API_KEY) {
     return {
       description: `none (${modelId} at ${where} once configured)`,
@@ -63,4 +65,12 @@ export function modelFromEnv(env: Record<string, string | undefined>): ModelSetu
       ? `${embeddingId} at ${where}`
       : 'none: turned off with OPENAI_EMBEDDING_MODEL=off',
   };
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'OPENAI_BASE_URL (not a URL)';
+  }
 }

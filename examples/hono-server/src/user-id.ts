@@ -1,25 +1,32 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { getSignedCookie, setSignedCookie } from 'hono/cookie';
 
 const COOKIE = 'uid';
 
 /**
- * This browser's user id, issued if it has none: only the chat page calls
- * it. The example has no login, so each browser gets a random id in an
- * HTTP-only cookie when it loads the page; a real app takes the id from its
- * session.
+ * Signs the user id cookie when `USER_ID_KEY` is not set: random per process, so ids last until a
+ * restart. Instances that share a store (REDIS_URL) need the same USER_ID_KEY to accept each
+ * other's cookies.
+ */
+export const PROCESS_USER_ID_KEY = randomBytes(32).toString('base64url');
+
+/**
+ * This browser's user id, issued if it has none (or one the app did not sign):
+ * only the chat page calls it. The example has no login, so each browser gets
+ * a random id in an HTTP-only cookie when it loads the page, signed with
+ * `key` (HMAC-SHA256); a real app takes the id from its session.
  *
  * @example
  * ```ts
- * app.get('/', c => { issueUserId(c); return c.html(page); });
+ * app.get('/', async c => { await issueUserId(c, key); return c.html(page); });
  * ```
  */
-export function issueUserId(c: Context): string {
-  const known = knownUserId(c);
+export async function issueUserId(c: Context, key: string): Promise<string> {
+  const known = await knownUserId(c, key);
   if (known !== undefined) return known;
   const fresh = randomUUID();
-  setCookie(c, COOKIE, fresh, { httpOnly: true, sameSite: 'Lax', path: '/' });
+  await setSignedCookie(c, COOKIE, fresh, key, { httpOnly: true, sameSite: 'Lax', path: '/' });
   return fresh;
 }
 
@@ -27,15 +34,16 @@ export function issueUserId(c: Context): string {
  * The user id the page issued to this browser, or undefined: every route but
  * the page reads it and never mints one, so a request from a browser that
  * never loaded the page (a link, an image, a script elsewhere) creates no
- * user, no toolbox and no sign-in state.
+ * user, no toolbox and no sign-in state. Only a cookie signed with `key` counts:
+ * a value written by hand (another user's id, say) is no user at all.
  *
  * @example
  * ```ts
- * const userId = knownUserId(c);
+ * const userId = await knownUserId(c, key);
  * if (userId === undefined) return c.json({ error: 'Open the chat page first.' }, 403);
  * ```
  */
-export function knownUserId(c: Context): string | undefined {
-  const value = getCookie(c, COOKIE);
-  return value !== undefined && /^[\w-]{16,64}$/.test(value) ? value : undefined;
+export async function knownUserId(c: Context, key: string): Promise<string | undefined> {
+  const value = await getSignedCookie(c, key, COOKIE);
+  return typeof value === 'string' && /^[\w-]{16,64}$/.test(value) ? value : undefined;
 }

@@ -28,10 +28,21 @@ export function chatModel(env = process.env): Exclude<LanguageModel, string> | u
   return env.OPENAI_API === 'responses' ? openai.responses(id) : openai.chat(id);
 }
 
-/** Which model chat uses, for the page header. */
+// Shown on the page and in the log: the host only, never a path, query or credentials (a
+// proxy's URL can carry a token).
+function modelHost(env: Record<string, string | undefined>): string {
+  if (!env.OPENAI_BASE_URL) return 'api.openai.com';
+  try {
+    return new URL(env.OPENAI_BASE_URL).host;
+  } catch {
+    return 'OPENAI_BASE_URL (not a URL)';
+  }
+}
+
+/** Which model chat uses, for the page header (the server's host, not its whole URL). */
 export function modelDescription(env = process.env): string {
   const id = env.OPENAI_MODEL || 'gpt-4.1-mini';
-  return `${id} at ${env.OPENAI_BASE_URL || 'api.openai.com'}`;
+  return `${id} at ${modelHost(env)}`;
 }
 
 /** The embedding model used when `OPENAI_EMBEDDING_MODEL` is not set. */
@@ -60,6 +71,6 @@ export function embeddingModel(env = process.env): { model?: EmbeddingModel; des
   });
   return {
     model: openai.embedding(id),
-    description: `${id} at ${env.OPENAI_BASE_URL || 'api.openai.com'}`,
+    description: `${id} at ${modelHost(env)}`,
   };
 }

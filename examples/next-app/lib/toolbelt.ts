@@ -25,7 +25,7 @@ export type Toolbelt = {
   sandbox?: DockerSandbox;
   /** Why python is disabled, with what to do about it. */
   pythonProblem?: string;
-  /** Where tool embeddings are kept between processes (Redis with REDIS_URL). */
+  /** Redis with REDIS_URL: tool embeddings, MCP sign-ins and (with SANDBOX_STATE_KEY) chats' interpreters. */
   store?: Storage;
 };
 
@@ -54,24 +54,39 @@ export function getToolbelt(): Promise<Toolbelt> {
 }
 
 async function openToolbelt(): Promise<Toolbelt> {
+  // The config first: a bad MCP_CONFIG fails here, before any child process or container exists
+  // (each later request retries, and must not leave another notes server behind).
+  const servers = await loadServers();
   const { store, description: storeDescription } = await storeFromEnv();
   // The bundled notes server needs sign-in, per browser (see lib/mcp-sign-in.ts).
-  const notes = await startNotesSignIn();
+  const notes = await startNotesSignIn({ store }).catch(async error => {
+    await store?.dispose();
+    throw error;
+  });
   const elicitations = new McpElicitationBroker();
   const connect = { onElicitation: elicitations.handler };
-  const [toolbox, python] = await Promise.all([
-    openToolbox(
-      { ...(await loadServers()), ...notes.servers },
-      store,
-      storeDescription,
-      connect,
-    ).catch(async error => {
-      await notes.close();
-      throw error;
-    }),
+  // Settled, not Promise.all: when one side fails, the other may already hold a child process
+  // or containers, and nothing else would ever close them.
+  const [toolbox, python] = await Promise.allSettled([
+    openToolbox({ ...servers, ...notes.servers }, store, storeDescription, connect),
     openSandbox(store),
   ]);
-  return { toolbox, elicitations, closeNotes: notes.close, ...python, ...(store ? { store } : {}) };
+  if (toolbox.status === 'rejected' || python.status === 'rejected') {
+    await Promise.allSettled([
+      toolbox.status === 'fulfilled' ? toolbox.value.close() : undefined,
+      python.status === 'fulfilled' ? python.value.sandbox?.close() : undefined,
+      notes.close(),
+      store?.dispose(),
+    ]);
+    throw toolbox.status === 'rejected' ? toolbox.reason : (python as PromiseRejectedResult).reason;
+  }
+  return {
+    toolbox: toolbox.value,
+    elicitations,
+    closeNotes: notes.close,
+    ...python.value,
+    ...(store ? { store } : {}),
+  };
 }
 
 // Hybrid retrieval (lexical + embeddings) when an embedding model is configured,

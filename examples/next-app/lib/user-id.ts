@@ -1,19 +1,60 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextRequest } from 'next/server';
 
 /** The cookie holding this browser's user id. */
 export const USER_COOKIE = 'uid';
 
-/** Whether a cookie value is a user id the app could have issued. */
-export function isUserId(value: string | undefined): value is string {
-  return value !== undefined && /^[\w-]{16,64}$/.test(value);
+// On globalThis, not in module scope: the proxy and each route are bundled separately, and every
+// copy of this module must sign and check with the same key. Random per process when
+// USER_ID_KEY is unset (ids then last until a restart; instances behind one address need the
+// same USER_ID_KEY).
+const keys = globalThis as typeof globalThis & { __aiToolbeltUserIdKey?: Buffer };
+function userIdKey(): Buffer | string {
+  if (process.env.USER_ID_KEY) return process.env.USER_ID_KEY;
+  keys.__aiToolbeltUserIdKey ??= randomBytes(32);
+  return keys.__aiToolbeltUserIdKey;
+}
+
+const signature = (id: string) => createHmac('sha256', userIdKey()).update(id).digest('base64url');
+
+/**
+ * The cookie value for a new user id: the id and its HMAC-SHA256 signature, so
+ * only ids this app issued are accepted back (`proxy.ts` sets it).
+ *
+ * @example
+ * ```ts
+ * response.cookies.set(USER_COOKIE, signedUserId(crypto.randomUUID()), { httpOnly: true });
+ * ```
+ */
+export function signedUserId(id: string): string {
+  return `${id}.${signature(id)}`;
+}
+
+/**
+ * The user id in a cookie value, or undefined unless the app signed it: a
+ * value written by hand (another user's id, say) is no user at all.
+ *
+ * @example
+ * ```ts
+ * if (userIdFromCookie(request.cookies.get(USER_COOKIE)?.value) === undefined) issueOne();
+ * ```
+ */
+export function userIdFromCookie(value: string | undefined): string | undefined {
+  const dot = value?.lastIndexOf('.') ?? -1;
+  if (value === undefined || dot < 0) return undefined;
+  const id = value.slice(0, dot);
+  if (!/^[\w-]{16,64}$/.test(id)) return undefined;
+  const given = Buffer.from(value.slice(dot + 1));
+  const expected = Buffer.from(signature(id));
+  return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
 }
 
 /**
  * The user id the chat page gave this browser, or undefined. The example has
- * no login: `proxy.ts` issues a random id in an HTTP-only cookie when the page
- * loads (a real app takes the id from its session). Routes only read it, so
- * a request from a browser that never loaded the page (a link, an image, a
- * script elsewhere) creates no user, no toolbox and no sign-in state.
+ * no login: `proxy.ts` issues a random id in a signed HTTP-only cookie when
+ * the page loads (a real app takes the id from its session). Routes only read
+ * it, so a request from a browser that never loaded the page (a link, an
+ * image, a script elsewhere) creates no user, no toolbox and no sign-in state.
  *
  * @example
  * ```ts
@@ -22,6 +63,5 @@ export function isUserId(value: string | undefined): value is string {
  * ```
  */
 export function knownUserId(request: NextRequest): string | undefined {
-  const value = request.cookies.get(USER_COOKIE)?.value;
-  return isUserId(value) ? value : undefined;
+  return userIdFromCookie(request.cookies.get(USER_COOKIE)?.value);
 }

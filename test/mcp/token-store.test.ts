@@ -53,6 +53,28 @@ const whoami = async (toolbox: McpToolbox) =>
   ).content[0]!.text;
 
 describe('the token store', () => {
+  it('signs a user out under a prefix with `/` (unstorage stores it with `:`)', async () => {
+    const store = createStorage();
+    const oauth = createMcpOAuth({ store, redirectUrl, encryptionKey: keyA, prefix: 'app/mcp' });
+    for (const [userId, server] of [
+      ['ada', 'notes'],
+      ['ada', 'files'],
+      ['bob', 'notes'],
+    ] as const) {
+      const provider = oauth.provider({ userId, server, serverUrl: `https://${server}.test/mcp` });
+      await provider.saveTokens({ access_token: `${userId}-${server}`, token_type: 'Bearer' });
+    }
+    expect(await store.getKeys('app:mcp:user')).toHaveLength(3);
+    await oauth.signOut({ userId: 'ada' });
+    expect(await store.getKeys('app:mcp:user')).toHaveLength(1);
+    const bob = oauth.provider({
+      userId: 'bob',
+      server: 'notes',
+      serverUrl: 'https://notes.test/mcp',
+    });
+    expect((await bob.tokens())?.access_token).toBe('bob-notes');
+  });
+
   it('refuses a store that keeps data beyond the process without a key, naming what to set', () => {
     const onDisk = createStorage({ driver: fsLiteDriver({ base: join(dir, 'refused') }) });
     const attempt = () => createMcpOAuth({ store: onDisk, redirectUrl });

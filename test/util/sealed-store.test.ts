@@ -150,6 +150,33 @@ describe('SealedStore', () => {
     );
   });
 
+  it('builds keys as unstorage stores them, so a prefix with `/` lists, removes and sweeps', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
+    const store = createStorage();
+    for (const keys of [[newKey], []]) {
+      const sealed = new SealedStore({ store, prefix: '/app/mcp//', purpose: 'test', keys });
+      await sealed.set(['user', { id: 'ada' }, 'server', 's1'], { a: 1 });
+      await sealed.set(['user', { id: 'bob' }, 'server', 's1'], { a: 2 });
+      await sealed.set(['flow', { id: 'old' }], { f: 1 }, { ttlMs: 1_000 });
+      await sealed.set(['flow', { id: 'new' }], { f: 2 }, { ttlMs: 600_000 });
+      expect(await sealed.key(['flow', { id: 'new' }])).toMatch(/^app:mcp:flow:/);
+      expect(await sealed.get(['user', { id: 'ada' }, 'server', 's1'])).toEqual({ a: 1 });
+
+      await sealed.removeAll(['user', { id: 'ada' }]);
+      expect(await store.getKeys('app:mcp:user')).toEqual([
+        await sealed.key(['user', { id: 'bob' }, 'server', 's1']),
+      ]);
+      vi.setSystemTime(Date.now() + 2_000);
+      expect(await sealed.removeExpired(['flow'])).toBe(1);
+      expect(await store.getKeys('app:mcp:flow')).toEqual([
+        await sealed.key(['flow', { id: 'new' }]),
+      ]);
+      await store.clear();
+    }
+    expect(() => new SealedStore({ store, prefix: '/:', purpose: 'test' })).toThrow(/prefix/);
+  });
+
   it('refuses short secrets and stores that are not unstorage', () => {
     const store = createStorage();
     expect(() => sealedWith(store, ['short'])).toThrow(/keys.*at least 32 bytes.*openssl/);

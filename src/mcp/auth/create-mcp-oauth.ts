@@ -53,7 +53,7 @@ export type McpOAuthOptions = {
   clientMetadataUrl?: string;
   /** Clients registered by hand, by server name (`{ client_id, client_secret }`): no dynamic registration there. */
   clients?: Record<string, OAuthClientInformationMixed>;
-  /** Key prefix in the store. */
+  /** Key prefix in the store (`app/mcp` is stored as `app:mcp`, as unstorage does). */
   prefix?: string;
   /** How long a started sign-in stays valid. */
   flowTtlMs?: number;

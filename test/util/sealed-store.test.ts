@@ -177,6 +177,47 @@ describe('SealedStore', () => {
     expect(() => new SealedStore({ store, prefix: '/:', purpose: 'test' })).toThrow(/prefix/);
   });
 
+  it('without a key, processes that both wrote a salt at start-up end up on the stored one', async () => {
+    const store = createStorage();
+    // Two processes: both find no salt, A writes and reads its own back, then B's write lands.
+    let arrived = 0;
+    let bothLooked!: () => void;
+    const looked = new Promise<void>(resolve => (bothLooked = resolve));
+    let aLoaded!: () => void;
+    const aDone = new Promise<void>(resolve => (aLoaded = resolve));
+    const replica = (name: 'a' | 'b') => {
+      let reads = 0;
+      return {
+        ...store,
+        getItem: async <T>(key: string): Promise<T | null> => {
+          const value = await store.getItem<T>(key);
+          if (!key.endsWith(':id-salt')) return value;
+          reads++;
+          if (reads === 1) {
+            if (++arrived === 2) bothLooked();
+            await looked;
+          }
+          if (name === 'a' && reads === 2) aLoaded();
+          return value;
+        },
+        setItem: async (key: string, value: never) => {
+          if (name === 'b' && key.endsWith(':id-salt')) await aDone;
+          await store.setItem(key, value);
+        },
+      } as typeof store;
+    };
+    const [a, b] = [replica('a'), replica('b')].map(
+      replicaStore => new SealedStore({ store: replicaStore, prefix: 'p', purpose: 'test' }),
+    );
+    await Promise.all([a!.id('u1'), b!.id('u1')]);
+    // From here on both hash with the salt the store kept, and read each other's records.
+    expect(await a!.id('u1')).toBe(await b!.id('u1'));
+    await a!.set(['user', { id: 'u1' }], { from: 'a' });
+    expect(await b!.get(['user', { id: 'u1' }])).toEqual({ from: 'a' });
+    const fresh = new SealedStore({ store, prefix: 'p', purpose: 'test' });
+    expect(await fresh.id('u1')).toBe(await a!.id('u1'));
+  });
+
   it('refuses short secrets and stores that are not unstorage', () => {
     const store = createStorage();
     expect(() => sealedWith(store, ['short'])).toThrow(/keys.*at least 32 bytes.*openssl/);

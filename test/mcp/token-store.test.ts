@@ -53,6 +53,45 @@ const whoami = async (toolbox: McpToolbox) =>
   ).content[0]!.text;
 
 describe('the token store', () => {
+  it('sweeps expired sign-ins in the background: a store error there fails no sign-in', async () => {
+    const store = createStorage();
+    let listed = 0;
+    const failing = {
+      ...store,
+      getKeys: async () => {
+        listed++;
+        throw new Error('store is down for listing');
+      },
+    } as typeof store;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const oauth = createMcpOAuth({ store: failing, redirectUrl, encryptionKey: keyA });
+      const redirected: URL[] = [];
+      const provider = oauth.provider({
+        userId: 'ada',
+        server: 'notes',
+        serverUrl: 'https://notes.test/mcp',
+        onRedirect: url => void redirected.push(url),
+      });
+      const state = await provider.state();
+      await provider.saveCodeVerifier('verifier');
+      const url = new URL(`https://as.test/authorize?state=${state}`);
+      await provider.redirectToAuthorization(url);
+      expect(redirected).toEqual([url]);
+      expect(await oauth.callbackServer({ userId: 'ada', state })).toBe('notes');
+      await vi.waitFor(() => expect(warnings).toHaveLength(1));
+      expect(listed).toBe(1);
+      expect(warnings[0]).toMatchObject({
+        name: 'McpOAuthSweepWarning',
+        message: expect.stringContaining('store is down for listing'),
+      });
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('signs a user out under a prefix with `/` (unstorage stores it with `:`)', async () => {
     const store = createStorage();
     const oauth = createMcpOAuth({ store, redirectUrl, encryptionKey: keyA, prefix: 'app/mcp' });

@@ -18,7 +18,8 @@ export type McpChatParts = {
 
 /**
  * Writes the MCP parts of one answer: a `data-mcp-auth` "Connect" card per server that needs
- * the user to sign in (its tools are not offered until then), and a `data-mcp-elicitation`
+ * this user to sign in (its tools are not offered until then; servers with app-wide `auth`
+ * never get one), and a `data-mcp-elicitation`
  * part per form a server asks for while the answer streams (updated in place once answered).
  * Returns the function that stops listening. Internal to `chatResponse`.
  *
@@ -38,6 +39,9 @@ export function writeMcpParts({
 }): () => void {
   for (const server of Object.values(status)) {
     if (server.state !== 'needs-auth' || server.authorizationUrl === undefined) continue;
+    // Only the user's own sign-in: an app-wide one (no userId) signs every user in with
+    // whoever's account finishes it, so its link is for the app's administrator alone.
+    if (server.userId === undefined || server.userId !== userId) continue;
     writer.write({
       type: 'data-mcp-auth',
       id: `mcp-auth-${server.name}`,

@@ -23,7 +23,10 @@ export type ReadChatRequestOptions = {
   maxBodyBytes?: number;
   /** Messages in one conversation. */
   maxMessages?: number;
-  /** Characters of text in one message (all its text parts); attach long text as a file. */
+  /**
+   * Characters in one message: its text, and every other part (reasoning, tool inputs and
+   * outputs, data parts) as JSON, file contents left out; attach long text as a file.
+   */
   maxMessageChars?: number;
   /** Stops reading; by default the request's own signal (the client went away). */
   abortSignal?: AbortSignal;
@@ -34,7 +37,8 @@ export type ReadChatRequestOptions = {
  * refused from its Content-Length and cut while it streams in (a chunked upload), never
  * buffered past `maxBodyBytes`; then it must be UI messages (the AI SDK's
  * `safeValidateUIMessages`), no more than `maxMessages`, none with more than
- * `maxMessageChars` characters of text. A refused request comes back as the `response` to
+ * `maxMessageChars` characters (text, reasoning, tool inputs and outputs: everything a client
+ * could send the model but file contents, which only `maxBodyBytes` bounds). A refused request comes back as the `response` to
  * send (JSON `{ error }` saying what was wrong and what to do), so a Next.js route and a Hono
  * handler both return it as is. Throws {@link InvalidArgumentError} for a bad option.
  *
@@ -90,16 +94,37 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = ToolbeltUIM
       `Too many messages: ${messages.length} (at most ${maxMessages}); start a new chat.`,
     );
   for (const [index, message] of messages.entries()) {
-    let chars = 0;
-    for (const part of message.parts) if (part.type === 'text') chars += part.text.length;
+    const chars = messageChars(message);
     if (chars > maxMessageChars)
       return refuse(
         400,
-        `Message ${index + 1} is too long: ${chars} characters (at most ${maxMessageChars}); attach long text as a file instead.`,
+        `Message ${index + 1} is too long: ${chars} characters (at most ${maxMessageChars}); ` +
+          (message.role === 'user' ? 'attach long text as a file instead.' : 'start a new chat.'),
       );
   }
   const id = body?.id;
   return { messages, chatId: typeof id === 'string' && /^[\w-]{1,100}$/.test(id) ? id : undefined };
+}
+
+// Every part counts, not only text: the client writes all of them (a forged tool output or
+// reasoning reaches the model as much as text does). Text counts as its characters, other
+// parts as their JSON; file contents (file parts, and `data` / data URLs next to a
+// `mediaType`, as python images and MCP media carry them) are left to `maxBodyBytes`.
+function messageChars(message: UIMessage): number {
+  let chars = 0;
+  for (const part of message.parts) {
+    if (part.type === 'text') chars += part.text.length;
+    else chars += JSON.stringify(part, withoutFileData).length;
+  }
+  return chars;
+}
+
+function withoutFileData(this: unknown, key: string, value: unknown): unknown {
+  const holder = this as Record<string, unknown>;
+  if (typeof value !== 'string' || (key !== 'data' && key !== 'url')) return value;
+  const isFile = holder.type === 'file' || typeof holder.mediaType === 'string';
+  if (!isFile) return value;
+  return key === 'data' || value.startsWith('data:') ? undefined : value;
 }
 
 const refuse = (status: number, error: string) => ({

@@ -65,8 +65,13 @@ export function deriveSealingKey({
 
 // Without a secret ids are still keyed, by a random salt kept in the store: not
 // secret from whoever reads the store, but no precomputed table of user ids
-// fits it. Two processes starting at once may both write one; both then use
-// whichever was stored last.
+// fits it. unstorage has no "set if absent", so two processes starting at once
+// may both find none and both write one; the last write stays. A process
+// therefore keeps a salt only once it has read it without writing first: one
+// that just wrote reads the store again on its next use, by when the other
+// writer's salt has landed, and so every process ends up on the stored one.
+// (Ids hashed in between with a salt that lost are those of records nobody
+// finds again: a sign-in to repeat, never another user's record.)
 export function saltedIdKey({
   store,
   saltKey,
@@ -80,22 +85,31 @@ export function saltedIdKey({
   purpose: string;
 }): SealingKey {
   let hash: Promise<Buffer> | undefined;
-  const load = async (): Promise<Buffer> => {
-    let salt = await store.getItem<unknown>(saltKey);
-    if (typeof salt !== 'string') {
-      await store.setItem(saltKey, randomBytes(32).toString('base64url'));
-      salt = await store.getItem<unknown>(saltKey);
-    }
-    return Buffer.from(hkdfSync('sha256', String(salt), SALT, `id\0${purpose}`, 32));
+  const derive = (salt: string) =>
+    Buffer.from(hkdfSync('sha256', salt, SALT, `id\0${purpose}`, 32));
+  const load = async (): Promise<{ key: Buffer; settled: boolean }> => {
+    const found = await store.getItem<unknown>(saltKey);
+    if (typeof found === 'string') return { key: derive(found), settled: true };
+    await store.setItem(saltKey, randomBytes(32).toString('base64url'));
+    const stored = await store.getItem<unknown>(saltKey);
+    return { key: derive(String(stored)), settled: false };
   };
   return {
     kid: 'plain',
     seal: undefined,
     get hash() {
-      hash ??= load().catch(error => {
-        hash = undefined; // a store outage must not stick
-        throw error;
-      });
+      if (hash !== undefined) return hash;
+      const loading = load();
+      hash = loading.then(
+        ({ key, settled }) => {
+          if (!settled) hash = undefined; // read it again next time: another writer may win
+          return key;
+        },
+        error => {
+          hash = undefined; // a store outage must not stick
+          throw error;
+        },
+      );
       return hash;
     },
   };

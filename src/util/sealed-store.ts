@@ -59,7 +59,7 @@ export class SealedStore {
   }: {
     /** Where records go. */
     store: SealedStoreStorage;
-    /** Key prefix, e.g. `ai-toolbelt:mcp-auth`. */
+    /** Key prefix, e.g. `ai-toolbelt:mcp-auth` (`/` becomes `:`, as unstorage stores keys). */
     prefix: string;
     /** What the records are, e.g. `mcp-auth`: feeds key derivation, so other purposes never share keys. */
     purpose: string;
@@ -77,7 +77,14 @@ export class SealedStore {
       });
     }
     this.store = store;
-    this.prefix = prefix.replace(/:+$/, '');
+    this.prefix = normalizePrefix(prefix);
+    if (this.prefix === '') {
+      throw new InvalidArgumentError({
+        argument: 'prefix',
+        value: prefix,
+        message: 'expected a non-empty key prefix (e.g. "ai-toolbelt:mcp-auth").',
+      });
+    }
     const derived = keys.map((secret, i) =>
       deriveSealingKey({ secret, purpose, option: keyOption, index: i }),
     );
@@ -248,6 +255,17 @@ export function assertStorage(store: unknown): asserts store is SealedStoreStora
       });
     }
   }
+}
+
+// unstorage stores `a/b` as `a:b` (and `\` as `:`, `::` as `:`, no leading or trailing `:`, nothing
+// after `?`) and lists it so: keys must be built that way too, or getKeys() finds nothing under
+// them (and the key, sealed in as associated data, would not match the listed one).
+function normalizePrefix(prefix: string): string {
+  if (typeof prefix !== 'string') return '';
+  return (prefix.split('?')[0] ?? '')
+    .replace(/[/\\]/g, ':')
+    .replace(/:+/g, ':')
+    .replace(/^:|:$/g, '');
 }
 
 function isSealed(value: unknown): value is Sealed {

@@ -17,7 +17,12 @@ import { describeWith } from '../e2e/support/describe-e2e.ts';
 import { answerText, dataParts, readUIChunks } from '../examples/ui-chunks.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';
 import { fixture } from '../mcp/helpers.ts';
-import { type NotesServer, oauthInMemory, startNotesServer } from '../mcp/sign-in.ts';
+import {
+  appWideProvider,
+  type NotesServer,
+  oauthInMemory,
+  startNotesServer,
+} from '../mcp/sign-in.ts';
 
 const exampleServer = (file: string) => ({
   command: process.execPath,
@@ -143,6 +148,28 @@ describe('chatResponse with MCP parts', () => {
       id: 'mcp-auth-notes',
       data: { server: 'notes', url },
     });
+  });
+
+  it('never shows an app-wide sign-in (one identity for every user) as a Connect card', async () => {
+    await using app = await connectMcpServers({
+      servers: { notes: { url: notes.url, auth: appWideProvider() } },
+    });
+    expect(app.status().notes!.authorizationUrl).toBeDefined();
+    const mine = await app.forUser({ userId: 'ana' });
+    // Neither the user's toolbox nor the app's own status (an app without per-user servers may
+    // pass that for every user) gives a chat page the link whose state signs the whole app in.
+    for (const status of [mine.status(), app.status()]) {
+      const chunks = await readUIChunks(
+        await chatResponse({
+          messages: [user('List my notes')],
+          model: scriptedModel([{ text: 'Not connected.' }]),
+          tools: mine.tools,
+          index: mine.index,
+          mcp: { status, userId: 'ana' },
+        }),
+      );
+      expect(chunks.filter(chunk => chunk.type === 'data-mcp-auth')).toEqual([]);
+    }
   });
 
   it("streams a server's form while the answer runs, takes the answer back, and stops listening at the end", async () => {

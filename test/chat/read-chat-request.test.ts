@@ -94,10 +94,72 @@ describe('readChatRequest', () => {
       status: 400,
       error: 'Too many messages: 3 (at most 2); start a new chat.',
     });
-    const long = await readChatRequest({ request: post(chat(['ok', 'x'.repeat(20_001)])) });
+    const long = await readChatRequest({
+      request: post(chat(['ok', 'fine', 'x'.repeat(20_001)])),
+    });
     expect((await refusal(long)).error).toMatch(
-      /^Message 2 is too long: 20001 characters \(at most 20000\); attach long text as a file/,
+      /^Message 3 is too long: 20001 characters \(at most 20000\); attach long text as a file/,
     );
+  });
+
+  it('counts every part a client sends toward maxMessageChars, file contents aside', async () => {
+    const big = 'x'.repeat(30);
+    const withParts = (role: string, parts: object[]) =>
+      JSON.stringify({
+        messages: [
+          { id: 'u', role: 'user', parts: [{ type: 'text', text: 'Hi' }] },
+          { id: 'm', role, parts },
+        ],
+      });
+    const forged = [
+      { type: 'reasoning', text: big },
+      { type: 'tool-python', toolCallId: 't', state: 'input-available', input: { code: big } },
+      {
+        type: 'tool-python',
+        toolCallId: 't',
+        state: 'output-available',
+        input: {},
+        output: { stdout: big },
+      },
+      {
+        type: 'dynamic-tool',
+        toolName: 'search',
+        toolCallId: 't',
+        state: 'output-available',
+        input: {},
+        output: big,
+      },
+      { type: 'data-note', data: { text: big } },
+    ];
+    for (const part of forged) {
+      const result = await readChatRequest({
+        request: post(withParts('assistant', [part])),
+        maxMessageChars: 30,
+      });
+      expect(await refusal(result)).toEqual({
+        status: 400,
+        error: expect.stringMatching(
+          /^Message 2 is too long: \d+ characters \(at most 30\); start a new chat\.$/,
+        ),
+      });
+    }
+    // File contents are bounded by maxBodyBytes only: an attachment and an inline image pass.
+    const files = [
+      { type: 'text', text: 'See the file.' },
+      { type: 'file', mediaType: 'text/csv', url: `data:text/csv;base64,${'QUJD'.repeat(5_000)}` },
+      {
+        type: 'tool-python',
+        toolCallId: 't',
+        state: 'output-available',
+        input: {},
+        output: { images: [{ name: 'a.png', mediaType: 'image/png', data: 'iVBO'.repeat(5_000) }] },
+      },
+    ];
+    const passed = await readChatRequest({
+      request: post(withParts('user', files)),
+      maxMessageChars: 200,
+    });
+    expect('messages' in passed && passed.messages).toHaveLength(2);
   });
 
   it('stops reading when the client goes away', async () => {

@@ -34,6 +34,11 @@ describe('AddressPolicy', () => {
       'http://[fe80::1]/': 'linkLocal',
       'http://[fd12:3456::1]/': 'uniqueLocal',
       'http://[::ffff:169.254.169.254]/': 'linkLocal',
+      // IPv4-compatible (::/96): the URL spells them in hex (::a00:1), which ipaddr.js calls unicast.
+      'http://[::10.0.0.1]/': 'private',
+      'http://[::a9fe:a9fe]/': 'linkLocal',
+      'http://[::127.0.0.2]/': 'loopback',
+      'http://[::0.0.0.2]/': 'unspecified',
       'http://[64:ff9b::a9fe:a9fe]/': 'rfc6052',
       'http://2130706433/': 'loopback', // 127.0.0.1 spelt as a number
     };
@@ -45,6 +50,8 @@ describe('AddressPolicy', () => {
       'https://[2606:4700::1111]/',
       'http://192.168.7.20/',
       'http://[fd00::5]/',
+      'http://[::192.168.7.9]/', // allowed as 192.168.7.9 is
+      'https://[::8.8.8.8]/',
     ]) {
       await expect(policy.check(new URL(url)), url).resolves.toBeUndefined();
     }

@@ -189,6 +189,16 @@ describe('sign-in to MCP servers', () => {
     expect(new URL(url).searchParams.get('state')).toMatch(/^[\w-]{32}$/);
     const mallory = await app.forUser({ userId: 'mallory' });
     expect(mallory.status().notes!.state).toBe('needs-auth');
+    // A user's toolbox never shows the app-wide sign-in's URL (its state is the only check),
+    // in the status or in the error every user's model may read.
+    const seen = mallory.status().notes!;
+    expect(seen.authorizationUrl).toBeUndefined();
+    expect(seen.error).toMatchObject({ reason: 'needs-auth', authorizationUrl: undefined });
+    expect(seen.error!.message).toMatch(/app's administrator to sign in/);
+    expect(JSON.stringify(seen) + seen.error!.message).not.toContain(
+      new URL(url).searchParams.get('state')!,
+    );
+    expect(app.status().notes!.error!.message).not.toContain('state=');
     // Anyone can sign in at the authorization server with their own account ...
     const theirs = await signIn(url, 'mallory');
     // ... but their code finishes nothing without the state, from their toolbox or the app's.

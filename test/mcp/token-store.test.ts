@@ -53,6 +53,67 @@ const whoami = async (toolbox: McpToolbox) =>
   ).content[0]!.text;
 
 describe('the token store', () => {
+  it('sweeps expired sign-ins in the background: a store error there fails no sign-in', async () => {
+    const store = createStorage();
+    let listed = 0;
+    const failing = {
+      ...store,
+      getKeys: async () => {
+        listed++;
+        throw new Error('store is down for listing');
+      },
+    } as typeof store;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const oauth = createMcpOAuth({ store: failing, redirectUrl, encryptionKey: keyA });
+      const redirected: URL[] = [];
+      const provider = oauth.provider({
+        userId: 'ada',
+        server: 'notes',
+        serverUrl: 'https://notes.test/mcp',
+        onRedirect: url => void redirected.push(url),
+      });
+      const state = await provider.state();
+      await provider.saveCodeVerifier('verifier');
+      const url = new URL(`https://as.test/authorize?state=${state}`);
+      await provider.redirectToAuthorization(url);
+      expect(redirected).toEqual([url]);
+      expect(await oauth.callbackServer({ userId: 'ada', state })).toBe('notes');
+      await vi.waitFor(() => expect(warnings).toHaveLength(1));
+      expect(listed).toBe(1);
+      expect(warnings[0]).toMatchObject({
+        name: 'McpOAuthSweepWarning',
+        message: expect.stringContaining('store is down for listing'),
+      });
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('signs a user out under a prefix with `/` (unstorage stores it with `:`)', async () => {
+    const store = createStorage();
+    const oauth = createMcpOAuth({ store, redirectUrl, encryptionKey: keyA, prefix: 'app/mcp' });
+    for (const [userId, server] of [
+      ['ada', 'notes'],
+      ['ada', 'files'],
+      ['bob', 'notes'],
+    ] as const) {
+      const provider = oauth.provider({ userId, server, serverUrl: `https://${server}.test/mcp` });
+      await provider.saveTokens({ access_token: `${userId}-${server}`, token_type: 'Bearer' });
+    }
+    expect(await store.getKeys('app:mcp:user')).toHaveLength(3);
+    await oauth.signOut({ userId: 'ada' });
+    expect(await store.getKeys('app:mcp:user')).toHaveLength(1);
+    const bob = oauth.provider({
+      userId: 'bob',
+      server: 'notes',
+      serverUrl: 'https://notes.test/mcp',
+    });
+    expect((await bob.tokens())?.access_token).toBe('bob-notes');
+  });
+
   it('refuses a store that keeps data beyond the process without a key, naming what to set', () => {
     const onDisk = createStorage({ driver: fsLiteDriver({ base: join(dir, 'refused') }) });
     const attempt = () => createMcpOAuth({ store: onDisk, redirectUrl });

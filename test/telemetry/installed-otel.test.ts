@@ -26,7 +26,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { toolSelection } from 'ai-toolbelt';
 
 const exporter = new InMemorySpanExporter();
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+trace.setGlobalTracerProvider(provider);
 const tool = name => ({ type: 'function', name, description: name.replace('_', ' '), inputSchema: { type: 'object' } });
 const { middleware } = toolSelection({ topK: 1 });
 const params = {
@@ -34,7 +35,7 @@ const params = {
   tools: ['get_weather', 'send_email', 'create_ticket'].map(tool),
 };
 const next = await middleware.transformParams({ type: 'generate', params, model: undefined });
-await new Promise(resolve => setTimeout(resolve, 50));
+await provider.forceFlush();
 const spans = exporter.getFinishedSpans();
 console.log(JSON.stringify({
   offered: next.tools.map(t => t.name),

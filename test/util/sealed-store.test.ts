@@ -150,6 +150,74 @@ describe('SealedStore', () => {
     );
   });
 
+  it('builds keys as unstorage stores them, so a prefix with `/` lists, removes and sweeps', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
+    const store = createStorage();
+    for (const keys of [[newKey], []]) {
+      const sealed = new SealedStore({ store, prefix: '/app/mcp//', purpose: 'test', keys });
+      await sealed.set(['user', { id: 'ada' }, 'server', 's1'], { a: 1 });
+      await sealed.set(['user', { id: 'bob' }, 'server', 's1'], { a: 2 });
+      await sealed.set(['flow', { id: 'old' }], { f: 1 }, { ttlMs: 1_000 });
+      await sealed.set(['flow', { id: 'new' }], { f: 2 }, { ttlMs: 600_000 });
+      expect(await sealed.key(['flow', { id: 'new' }])).toMatch(/^app:mcp:flow:/);
+      expect(await sealed.get(['user', { id: 'ada' }, 'server', 's1'])).toEqual({ a: 1 });
+
+      await sealed.removeAll(['user', { id: 'ada' }]);
+      expect(await store.getKeys('app:mcp:user')).toEqual([
+        await sealed.key(['user', { id: 'bob' }, 'server', 's1']),
+      ]);
+      vi.setSystemTime(Date.now() + 2_000);
+      expect(await sealed.removeExpired(['flow'])).toBe(1);
+      expect(await store.getKeys('app:mcp:flow')).toEqual([
+        await sealed.key(['flow', { id: 'new' }]),
+      ]);
+      await store.clear();
+    }
+    expect(() => new SealedStore({ store, prefix: '/:', purpose: 'test' })).toThrow(/prefix/);
+  });
+
+  it('without a key, processes that both wrote a salt at start-up end up on the stored one', async () => {
+    const store = createStorage();
+    // Two processes: both find no salt, A writes and reads its own back, then B's write lands.
+    let arrived = 0;
+    let bothLooked!: () => void;
+    const looked = new Promise<void>(resolve => (bothLooked = resolve));
+    let aLoaded!: () => void;
+    const aDone = new Promise<void>(resolve => (aLoaded = resolve));
+    const replica = (name: 'a' | 'b') => {
+      let reads = 0;
+      return {
+        ...store,
+        getItem: async <T>(key: string): Promise<T | null> => {
+          const value = await store.getItem<T>(key);
+          if (!key.endsWith(':id-salt')) return value;
+          reads++;
+          if (reads === 1) {
+            if (++arrived === 2) bothLooked();
+            await looked;
+          }
+          if (name === 'a' && reads === 2) aLoaded();
+          return value;
+        },
+        setItem: async (key: string, value: never) => {
+          if (name === 'b' && key.endsWith(':id-salt')) await aDone;
+          await store.setItem(key, value);
+        },
+      } as typeof store;
+    };
+    const [a, b] = [replica('a'), replica('b')].map(
+      replicaStore => new SealedStore({ store: replicaStore, prefix: 'p', purpose: 'test' }),
+    );
+    await Promise.all([a!.id('u1'), b!.id('u1')]);
+    // From here on both hash with the salt the store kept, and read each other's records.
+    expect(await a!.id('u1')).toBe(await b!.id('u1'));
+    await a!.set(['user', { id: 'u1' }], { from: 'a' });
+    expect(await b!.get(['user', { id: 'u1' }])).toEqual({ from: 'a' });
+    const fresh = new SealedStore({ store, prefix: 'p', purpose: 'test' });
+    expect(await fresh.id('u1')).toBe(await a!.id('u1'));
+  });
+
   it('refuses short secrets and stores that are not unstorage', () => {
     const store = createStorage();
     expect(() => sealedWith(store, ['short'])).toThrow(/keys.*at least 32 bytes.*openssl/);

@@ -18,8 +18,10 @@ type Lookup = (
  * Which addresses sign-in requests may reach: public unicast addresses, plus
  * the app's allow-list. Everything else (RFC 1918 private, CGNAT, loopback,
  * link-local incl. 169.254.169.254, IPv6 ULA and link-local, unspecified,
- * multicast, reserved, and IPv6 forms that embed an IPv4 address) is refused,
- * as is any scheme but http(s). Classification is ipaddr.js's. `lookup` is
+ * multicast, reserved, NAT64, 6to4 and Teredo) is refused, as is any scheme
+ * but http(s). IPv4-mapped (`::ffff:a.b.c.d`) and IPv4-compatible
+ * (`::a.b.c.d`) addresses are judged as the IPv4 address they carry.
+ * Classification is otherwise ipaddr.js's. `lookup` is
  * the same check at connect time, so a name that resolves differently the
  * second time (DNS rebinding) is still refused.
  *
@@ -148,11 +150,21 @@ function resolve(host: string): Promise<LookupAddress[]> {
   );
 }
 
+// IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d, the deprecated ::/96 other
+// than :: and ::1, which ipaddr.js calls unicast): both carry an IPv4 address in their last
+// 32 bits.
 function isMapped(address: Address): boolean {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress();
+  if (address.kind() !== 'ipv6') return false;
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return true;
+  const [a, b, c, d, e, f, g, h] = v6.parts;
+  return a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && f === 0 && (g !== 0 || h! > 1);
 }
 
-// ::ffff:10.0.0.1 is 10.0.0.1 to the network: judge it as IPv4.
+// ::ffff:10.0.0.1 and ::10.0.0.1 (URLs spell it ::a00:1) are 10.0.0.1 to a stack that maps or
+// tunnels them: judge them as that IPv4 address.
 function unmapped(address: Address): Address {
-  return isMapped(address) ? (address as ipaddr.IPv6).toIPv4Address() : address;
+  if (!isMapped(address)) return address;
+  const parts = (address as ipaddr.IPv6).parts;
+  return new ipaddr.IPv4([parts[6]! >> 8, parts[6]! & 255, parts[7]! >> 8, parts[7]! & 255]);
 }

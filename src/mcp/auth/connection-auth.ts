@@ -72,6 +72,8 @@ export class ConnectionAuth {
       onFailure: failure => (this.lastFailure = failure),
     });
     if (isMcpOAuth(auth)) {
+      // An invariant, not bad input: the toolbox builds per-user servers' connections only in a
+      // toolbox with a user (a process-wide one shows them as `per-user`).
       if (userId === undefined) throw new Error(`MCP server "${server}" signs in per user`);
       const stored = auth.provider({ userId, server, serverUrl, onRedirect: capture });
       this.provider = stored;

@@ -53,7 +53,7 @@ export type McpOAuthOptions = {
   clientMetadataUrl?: string;
   /** Clients registered by hand, by server name (`{ client_id, client_secret }`): no dynamic registration there. */
   clients?: Record<string, OAuthClientInformationMixed>;
-  /** Key prefix in the store. */
+  /** Key prefix in the store (`app/mcp` is stored as `app:mcp`, as unstorage does). */
   prefix?: string;
   /** How long a started sign-in stays valid. */
   flowTtlMs?: number;
@@ -173,12 +173,19 @@ export function createMcpOAuth({
     }),
     keyOption: 'encryptionKey',
   });
-  // Sign-ins that are never finished would pile up in stores that ignore `ttl`.
+  // Sign-ins that are never finished would pile up in stores that ignore `ttl`. The sweep
+  // reads every started sign-in: it runs in the background, so a user's sign-in neither
+  // waits for it nor fails with it (its store error becomes a process warning).
   let sweptAt = Number.NEGATIVE_INFINITY;
-  const sweepFlows = async (): Promise<void> => {
+  const sweepFlows = (): void => {
     if (Date.now() - sweptAt < flowTtlMs) return;
     sweptAt = Date.now();
-    await sealed.removeExpired(['flow']);
+    sealed.removeExpired(['flow']).catch((error: unknown) => {
+      const why = error instanceof Error ? error.message : String(error);
+      process.emitWarning(`Removing expired MCP sign-ins from the store failed: ${why}`, {
+        type: 'McpOAuthSweepWarning',
+      });
+    });
   };
   const settings: StoredOAuthSettings = {
     store: sealed,

@@ -1,6 +1,7 @@
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
 import type { McpServerConfig } from '../types.ts';
 import { ConnectionAuth } from './connection-auth.ts';
+import { isMcpOAuth } from './create-mcp-oauth.ts';
 
 /**
  * The sign-in state of one server connection: its {@link ConnectionAuth}
@@ -18,6 +19,13 @@ import { ConnectionAuth } from './connection-auth.ts';
 export class ServerSignIn {
   /** What the transport signs in with; undefined for a server without `auth`. */
   readonly auth: ConnectionAuth | undefined;
+  /**
+   * One sign-in for every user (an SDK provider). Its URL's `state` is all a
+   * callback is checked against, so whoever opens it signs the whole app in:
+   * errors (which every user's model and page may see) leave it out, and
+   * only the app's own toolbox shows it.
+   */
+  readonly appWide: boolean;
   private server: string;
   private onAuthorizationRequired: ((url: string | undefined) => void) | undefined;
   // The access token the server last refused; a different one in the store means someone signed in.
@@ -36,6 +44,7 @@ export class ServerSignIn {
     this.server = options.server;
     this.onAuthorizationRequired = options.onAuthorizationRequired;
     const { config } = options;
+    this.appWide = 'auth' in config && config.auth !== undefined && !isMcpOAuth(config.auth);
     if ('auth' in config && config.auth !== undefined) {
       this.auth = new ConnectionAuth({
         server: options.server,
@@ -78,21 +87,24 @@ export class ServerSignIn {
 
   /**
    * The server refused the user's token (or has none): remembers the token
-   * and returns the `needs-auth` error with the authorization URL.
+   * and returns the `needs-auth` error (with the authorization URL when the
+   * user signs in themselves).
    */
   async refused(
     cause: unknown,
   ): Promise<{ error: McpAuthorizationError; url: string | undefined }> {
     this.refusedToken = (await this.auth?.provider.tokens())?.access_token;
     const url = this.auth?.authorizationUrl;
+    const shown = this.appWide ? undefined : url;
     const error = new McpAuthorizationError({
       server: this.server,
       reason: 'needs-auth',
-      authorizationUrl: url,
+      authorizationUrl: shown,
       cause,
-      message:
-        `MCP server "${this.server}" needs the user to sign in` +
-        (url === undefined ? '.' : ` at ${url}.`),
+      message: this.appWide
+        ? appWideMessage(this.server)
+        : `MCP server "${this.server}" needs the user to sign in` +
+          (shown === undefined ? '.' : ` at ${shown}.`),
     });
     return { error, url };
   }
@@ -105,4 +117,12 @@ export class ServerSignIn {
       // The app's hook must not break the connection's state.
     }
   }
+}
+
+/** What users are told while an app-wide sign-in is pending (never its URL). */
+export function appWideMessage(server: string): string {
+  return (
+    `MCP server "${server}" needs the app's administrator to sign in (one sign-in serves every ` +
+    'user); its tools come back once they have.'
+  );
 }

@@ -17,6 +17,8 @@ export type SignInFailure = {
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const NULL_BODY = new Set([101, 204, 205, 304]);
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language'];
 
 /**
  * The fetch a server's transport and the SDK's `auth()` use. Requests to the
@@ -25,7 +27,8 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
  * app's choice and allowed; any other origin is checked by `policy` (every
  * address its host resolves to, again at connect time), fetched over a
  * socket of its own and read whole (at most 1 MiB). Redirects are followed by
- * hand, each hop checked. A refused answer (4xx, 5xx) to a sign-in step is
+ * hand, each hop checked; a hop to another origin drops `Authorization`,
+ * `Cookie` and `Proxy-Authorization`, as fetch would. A refused answer (4xx, 5xx) to a sign-in step is
  * reported to `onFailure` (and any other answer as `undefined`, so the last
  * report is about the last request) and its body replaced by its OAuth error code
  * alone, so an upstream's text never reaches error messages, callback pages
@@ -76,10 +79,13 @@ export function signInFetch({
           });
         }
         await response.body?.cancel();
-        url = new URL(location, url);
+        const next = new URL(location, url);
+        // As fetch does: credentials meant for one origin never go to the one it redirects to.
+        if (next.origin !== url.origin) request = withoutHeaders(request, CREDENTIAL_HEADERS);
+        url = next;
         // As fetch does: 303, and 301/302 after a POST, continue as a GET without a body.
         if (response.status === 303 || (request.method === 'POST' && response.status < 303)) {
-          const { body: _body, ...rest } = request;
+          const { body: _body, ...rest } = withoutHeaders(request, BODY_HEADERS);
           request = { ...rest, method: 'GET' };
         }
         continue;
@@ -92,6 +98,13 @@ export function signInFetch({
       return await withheld({ response, failure, server, onFailure });
     }
   };
+}
+
+function withoutHeaders(init: RequestInit, names: readonly string[]): RequestInit {
+  const headers = new Headers(init.headers);
+  for (const name of names) headers.delete(name);
+  // A plain record: undici's own fetch (other origins) takes it as readily as the global one.
+  return { ...init, headers: Object.fromEntries(headers) };
 }
 
 // Over a socket whose address is checked when it connects (a second DNS

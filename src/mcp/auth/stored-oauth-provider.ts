@@ -19,8 +19,8 @@ export type StoredOAuthSettings = {
   /** Pre-registered client per server name. */
   clients: Record<string, OAuthClientInformationMixed>;
   flowTtlMs: number;
-  /** Deletes expired started sign-ins now and then (drivers such as memory ignore `ttl`). */
-  sweepFlows: () => Promise<void>;
+  /** Deletes expired started sign-ins now and then, in the background (drivers such as memory ignore `ttl`). */
+  sweepFlows: () => void;
 };
 
 /** One user's sign-in to one server, as stored. */
@@ -191,7 +191,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       await this.store.set(flowSegments(pending.state), record, {
         ttlMs: this.settings.flowTtlMs,
       });
-      await this.settings.sweepFlows();
+      this.settings.sweepFlows();
     }
     await this.onRedirect(authorizationUrl);
   }

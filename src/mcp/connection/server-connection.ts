@@ -118,9 +118,15 @@ export class McpServerConnection {
     return this.calls.busy;
   }
 
-  status(): McpServerStatus {
+  /**
+   * Its state. `borrowed`: as a user's toolbox shows it, without the URL of
+   * an app-wide sign-in (whoever finishes that signs every user in).
+   */
+  status({ borrowed = false }: { borrowed?: boolean } = {}): McpServerStatus {
     const pid = this.slot.client?.pid;
-    const url = this.currentState === 'needs-auth' ? this.signIn.authorizationUrl : undefined;
+    const hidden = borrowed && this.signIn.appWide;
+    const url =
+      this.currentState === 'needs-auth' && !hidden ? this.signIn.authorizationUrl : undefined;
     return {
       name: this.name,
       state: this.currentState,
@@ -183,6 +189,11 @@ export class McpServerConnection {
     await this.start(abortSignal);
     this.onTools();
     if (this.state !== 'ready') throw this.error ?? this.unavailable();
+  }
+
+  /** True when `state` is that of this server's pending app-wide sign-in (compared in constant time). */
+  startedWith(state: string | undefined): boolean {
+    return this.signIn.auth?.startedWith(state) ?? false;
   }
 
   /** Re-lists every page now (a listing already running is followed by a fresh one). */
@@ -372,6 +383,7 @@ export class McpServerConnection {
       state: this.currentState,
       error: this.error,
       authorizationUrl: this.signIn.authorizationUrl,
+      appWide: this.signIn.appWide,
       ...(tool === undefined ? {} : { tool }),
     });
   }

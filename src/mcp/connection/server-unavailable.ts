@@ -1,5 +1,6 @@
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
 import { McpConnectionError } from '../../errors/mcp-connection-error.ts';
+import { appWideMessage } from '../auth/server-sign-in.ts';
 import type { McpServerState } from '../types.ts';
 
 /**
@@ -18,6 +19,7 @@ export function serverUnavailable({
   state,
   error,
   authorizationUrl,
+  appWide = false,
   tool,
 }: {
   /** The server's name. */
@@ -28,10 +30,20 @@ export function serverUnavailable({
   error?: Error | undefined;
   /** Where the user signs in, while `needs-auth`. */
   authorizationUrl?: string | undefined;
+  /** One sign-in serves every user: the URL is left out and the message names the administrator. */
+  appWide?: boolean;
   /** The tool that was called. */
   tool?: string;
 }): Error {
   const what = tool === undefined ? `MCP server "${server}"` : `Tool "${tool}"`;
+  if (state === 'needs-auth' && appWide) {
+    return new McpAuthorizationError({
+      server,
+      tool,
+      reason: 'needs-auth',
+      message: `${what} cannot run: ${appWideMessage(server)}`,
+    });
+  }
   if (state === 'needs-auth') {
     return new McpAuthorizationError({
       server,

@@ -74,20 +74,12 @@ export async function findAuthConnection({
     if (name === connection.name) return connection;
   }
   const appWide = own.find(
-    connection =>
-      !perUserNames.has(connection.name) &&
-      pendingState(connection.status().authorizationUrl) === state,
+    connection => !perUserNames.has(connection.name) && connection.startedWith(state),
   );
   if (appWide !== undefined) return appWide;
   throw refuse(
     'this sign-in is unknown, finished, expired or was started by another user or toolbox',
   );
-}
-
-// The `state` of a pending sign-in's authorization URL (checked again, in
-// constant time, by the connection before the code is exchanged).
-function pendingState(url: string | undefined): string | undefined {
-  return url === undefined ? undefined : (new URL(url).searchParams.get('state') ?? undefined);
 }
 
 /** A server config's `auth`, if it has one. */

@@ -116,13 +116,24 @@ export class McpToolbox<TIndex extends McpToolIndex = ToolIndex> {
     return this.catalog.tools;
   }
 
-  /** A snapshot of every server's state, by server name. */
+  /**
+   * A snapshot of every server's state, by server name. A user's toolbox
+   * leaves out the `authorizationUrl` of a server with app-wide `auth`: only
+   * the app's administrator signs that in, from this toolbox's `status()`.
+   */
   status(): Record<string, McpServerStatus> {
-    const connections = new Map([...this.borrowed, ...this.own].map(c => [c.name, c]));
+    const own = new Map(this.own.map(c => [c.name, c]));
+    const borrowed = new Map(this.borrowed.map(c => [c.name, c]));
     return Object.fromEntries(
       this.order.map(name => [
         name,
-        connections.get(name)?.status() ?? { name, state: 'per-user', tools: 0, attempts: 0 },
+        own.get(name)?.status() ??
+          borrowed.get(name)?.status({ borrowed: true }) ?? {
+            name,
+            state: 'per-user',
+            tools: 0,
+            attempts: 0,
+          },
       ]),
     );
   }

@@ -24,10 +24,17 @@ export type ReadChatRequestOptions = {
   /** Messages in one conversation. */
   maxMessages?: number;
   /**
-   * Characters in one message: its text, and every other part (reasoning, tool inputs and
-   * outputs, data parts) as JSON, file contents left out; attach long text as a file.
+   * Characters in one user message: its text, and every other part as JSON, file contents left
+   * out; attach long text as a file.
    */
   maxMessageChars?: number;
+  /**
+   * Characters in one of the app's own earlier replies the client sends back (an assistant
+   * message: text, reasoning, tool inputs and outputs as JSON, file contents left out). Larger
+   * than `maxMessageChars`: one reply may hold several tool runs (the python tool hands each up
+   * to 8,000 characters of output).
+   */
+  maxReplyChars?: number;
   /** Stops reading; by default the request's own signal (the client went away). */
   abortSignal?: AbortSignal;
 };
@@ -36,9 +43,10 @@ export type ReadChatRequestOptions = {
  * Reads a chat request as `useChat` sends it (`{ id, messages }`), within bounds: the body is
  * refused from its Content-Length and cut while it streams in (a chunked upload), never
  * buffered past `maxBodyBytes`; then it must be UI messages (the AI SDK's
- * `safeValidateUIMessages`), no more than `maxMessages`, none with more than
- * `maxMessageChars` characters (text, reasoning, tool inputs and outputs: everything a client
- * could send the model but file contents, which only `maxBodyBytes` bounds). A refused request comes back as the `response` to
+ * `safeValidateUIMessages`), no more than `maxMessages`, no user message over `maxMessageChars`
+ * characters and no earlier reply over `maxReplyChars` (text, reasoning, tool inputs and
+ * outputs: everything a client could send the model but file contents, which only
+ * `maxBodyBytes` bounds). A refused request comes back as the `response` to
  * send (JSON `{ error }` saying what was wrong and what to do), so a Next.js route and a Hono
  * handler both return it as is. Throws {@link InvalidArgumentError} for a bad option.
  *
@@ -56,9 +64,10 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = ToolbeltUIM
   maxBodyBytes = 12 * 1024 * 1024,
   maxMessages = 200,
   maxMessageChars = 20_000,
+  maxReplyChars = 200_000,
   abortSignal = request.signal,
 }: ReadChatRequestOptions): Promise<ChatRequest<UI_MESSAGE>> {
-  const limits = { maxBodyBytes, maxMessages, maxMessageChars };
+  const limits = { maxBodyBytes, maxMessages, maxMessageChars, maxReplyChars };
   for (const [argument, value] of Object.entries(limits)) {
     if (!Number.isSafeInteger(value) || value < 1)
       throw new InvalidArgumentError({
@@ -95,11 +104,13 @@ export async function readChatRequest<UI_MESSAGE extends UIMessage = ToolbeltUIM
     );
   for (const [index, message] of messages.entries()) {
     const chars = messageChars(message);
-    if (chars > maxMessageChars)
+    const user = message.role === 'user';
+    const limit = user ? maxMessageChars : maxReplyChars;
+    if (chars > limit)
       return refuse(
         400,
-        `Message ${index + 1} is too long: ${chars} characters (at most ${maxMessageChars}); ` +
-          (message.role === 'user' ? 'attach long text as a file instead.' : 'start a new chat.'),
+        `Message ${index + 1} is too long: ${chars} characters (at most ${limit}); ` +
+          (user ? 'attach long text as a file instead.' : 'start a new chat.'),
       );
   }
   const id = body?.id;

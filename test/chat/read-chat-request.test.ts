@@ -102,7 +102,7 @@ describe('readChatRequest', () => {
     );
   });
 
-  it('counts every part a client sends toward maxMessageChars, file contents aside', async () => {
+  it('counts every part a client sends, file contents aside; replies have their own bound', async () => {
     const big = 'x'.repeat(30);
     const withParts = (role: string, parts: object[]) =>
       JSON.stringify({
@@ -134,7 +134,7 @@ describe('readChatRequest', () => {
     for (const part of forged) {
       const result = await readChatRequest({
         request: post(withParts('assistant', [part])),
-        maxMessageChars: 30,
+        maxReplyChars: 30,
       });
       expect(await refusal(result)).toEqual({
         status: 400,
@@ -143,6 +143,22 @@ describe('readChatRequest', () => {
         ),
       });
     }
+    // A user message counts every part against maxMessageChars.
+    const userParts = await readChatRequest({
+      request: post(withParts('user', [{ type: 'data-note', data: { text: big } }])),
+      maxMessageChars: 30,
+    });
+    expect((await refusal(userParts)).error).toMatch(/^Message 2 is too long: .*attach long text/);
+    // A reply holding several python runs (8,000 characters of output each) passes by default.
+    const runs = Array.from({ length: 4 }, () => ({
+      type: 'tool-python',
+      toolCallId: 't',
+      state: 'output-available',
+      input: { code: 'print(df.to_string())' },
+      output: { stdout: 'y'.repeat(8_000) },
+    }));
+    const reply = await readChatRequest({ request: post(withParts('assistant', runs)) });
+    expect('messages' in reply && reply.messages).toHaveLength(2);
     // File contents are bounded by maxBodyBytes only: an attachment and an inline image pass.
     const files = [
       { type: 'text', text: 'See the file.' },

@@ -69,7 +69,9 @@ async function runOnHost(code: string, caps = { images: 2, files: 3, bytes: 1 <<
       pythonSource('run_supervisor'),
       pythonSource('run_bootstrap'),
     ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+    // From /: the checkout may live under /tmp, which the private tmpfs hides (a pyenv shim
+    // for python3 then fails to enter its working directory).
+    { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' },
   );
   let status: number | undefined;
   let limited = false;

@@ -94,7 +94,8 @@ async function runOnHost(code: string, caps = { images: 2, files: 3, bytes: 1 <<
   return { exitCode, status, limited, ...collector.result() };
 }
 
-(isRoot ? describe : describe.skip)(
+// Needs root for its namespaces: skipped on a developer's machine, run (and failing) in CI.
+(isRoot || process.env.CI ? describe : describe.skip)(
   'one-shot bootstrap on the host python3 (root: a private /tmp)',
   () => {
     it('returns files from /tmp/outputs as records the host parses, and the real status', async () => {

@@ -61,12 +61,15 @@ const params = await selection.middleware.transformParams({
 const selected = performance.now();
 // CPU time of this process so far: the work itself, less sensitive than wall time to a busy machine.
 const cpu = process.cpuUsage();
+// Resident memory at the first selection: the index's vectors among the rest of the app.
+const rss = process.memoryUsage().rss;
 await store?.dispose();
 
 console.log(
   JSON.stringify({
     coldStartMs: selected,
     cpuMs: (cpu.user + cpu.system) / 1000,
+    rssMiB: rss / 2 ** 20,
     phases: {
       nodeMs: started,
       importMs: imported - started,

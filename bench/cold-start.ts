@@ -52,6 +52,7 @@ const storeName = redis ? 'redis' : 'file';
 type CaseReport = {
   coldStartMs: number;
   cpuMs: number;
+  rssMiB: number;
   phases: Record<string, number>;
   selected: string[];
   storeReads: number;
@@ -128,6 +129,7 @@ for (const [mode, runs] of Object.entries(cases)) {
     embedCalls: median(runs.map(r => r.embedCalls)),
     embeddedTexts: median(runs.map(r => r.embeddedTexts)),
     cpuMs: round(median(runs.map(r => r.cpuMs))),
+    rssMiB: round(median(runs.map(r => r.rssMiB))),
     ...(mode === 'lexical'
       ? {}
       : {

@@ -26,6 +26,8 @@ function retrievalTable(results: Results): string {
         'plain scan ms',
         'vs seed',
         'bytes / tool',
+        'int8 rows: p50 ms',
+        'int8 rows: resident bytes / tool',
       ],
       rows.map(row => [
         num(n(row, 'tools')),
@@ -36,10 +38,12 @@ function retrievalTable(results: Results): string {
         num(n(row, 'scanMs'), n(row, 'scanMs') < 100 ? 1 : 0),
         optional(row.seedSpeedup, x => ratio(x, 0)),
         num(n(row, 'bytesPerTool')),
+        optional(row.int8P50Ms, x => num(x, x < 1 ? 2 : 1)),
+        optional(row.int8ResidentBytesPerTool, x => num(x)),
       ]),
     ),
     '',
-    `Index memory is ${ratio(Math.max(...rows.map(row => n(row, 'memoryVsRawVectors'))))} the raw float32 vector bytes. ${measuredOn(results.file('retrieval').machine, 'npm run bench:retrieval')}`,
+    `Index memory is ${ratio(Math.max(...rows.map(row => n(row, 'memoryVsRawVectors'))))} the raw float32 vector bytes. The int8 columns hold the same vectors as a warm start holds a catalog snapshot's: int8 codes with a scale per vector, scanned by the same kernel. ${measuredOn(results.file('retrieval').machine, 'npm run bench:retrieval')}`,
   ].join('\n');
 }
 
@@ -154,6 +158,7 @@ function coldStartTable(results: Results): string {
         'first selection',
         'texts embedded (requests)',
         'store reads',
+        'memory (RSS)',
       ],
       ['lexical', 'hybrid-cold', 'hybrid-warm'].map(mode => {
         const r = row(mode);
@@ -168,6 +173,7 @@ function coldStartTable(results: Results): string {
           ms(phases.selectMs!),
           `${num(n(r, 'embeddedTexts'))} (${num(n(r, 'embedCalls'))})`,
           mode === 'lexical' ? '–' : `${num(n(r, 'storeReads'))} (${ms(phases.storeReadMs!)})`,
+          `${num(n(r, 'rssMiB'))} MiB`,
         ];
       }),
     ),

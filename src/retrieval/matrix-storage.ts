@@ -1,34 +1,181 @@
 import { DOT_SCAN_WASM_BASE64 } from './dot-scan-wasm.ts';
 
 /**
- * Row-major float32 storage for the vector index with one operation: the dot
- * product of a query with every row. Backed by WebAssembly memory and a SIMD
- * kernel where the runtime allows compiling WebAssembly (Node, browsers), and
- * by a plain `Float32Array` with a JavaScript loop elsewhere (edge runtimes
- * that forbid it). Rows are padded to a multiple of 16 floats (the kernel's
- * step); padding is zero, so it never changes a dot product.
+ * Row storage for the vector index with one operation: the dot product of a query with every
+ * row. A row holds either float32 values or int8 codes with one float32 scale (vectors read from
+ * a snapshot stay int8: a quarter of the memory, and a warm start writes 1 byte per value instead
+ * of converting to 4). Backed by WebAssembly memory and a SIMD kernel where the runtime allows
+ * compiling WebAssembly (Node, browsers), and by an `ArrayBuffer` with a JavaScript loop elsewhere
+ * (edge runtimes that forbid it). Rows are padded to a multiple of 16 values (the kernel's step);
+ * padding is zero, so it never changes a dot product.
  */
-export interface MatrixStorage {
-  /** All rows, `capacity * stride` floats; the view is replaced when storage grows. */
-  readonly data: Float32Array;
-  readonly capacity: number;
+export class MatrixStorage {
   readonly stride: number;
-  readonly byteLength: number;
   readonly accelerated: boolean;
+  private rowCapacity = 0;
+  // Whether the int8 region exists: it is only laid out once a row needs it, so an index of
+  // float32 rows alone holds no int8 region at all.
+  private withCodes = false;
+  private views: Views;
+  private readonly backend: Backend;
+
+  constructor({
+    stride,
+    capacity,
+    accelerate = true,
+  }: {
+    /** Values per row, a multiple of `ROW_ALIGNMENT` (see `strideFor`). */
+    stride: number;
+    /** Rows to make room for. */
+    capacity: number;
+    /** Use the WebAssembly SIMD kernel where the runtime allows it. */
+    accelerate?: boolean;
+  }) {
+    this.stride = stride;
+    const module = accelerate ? compileKernel() : null;
+    this.backend =
+      module !== null && bytesFor(stride, capacity, false) <= MAX_WASM_BYTES
+        ? wasmBackend(new WebAssembly.Instance(module).exports as unknown as Kernel)
+        : arrayBackend();
+    this.accelerated = this.backend.kernel !== undefined;
+    this.views = layout(this.backend.resize(bytesFor(stride, 0, false), 0), stride, 0, false);
+    this.relayout(capacity, false);
+  }
+
+  get capacity(): number {
+    return this.rowCapacity;
+  }
+
+  /** Bytes held by the storage (address space: rows never written take no memory). */
+  get byteLength(): number {
+    return this.backend.byteLength();
+  }
+
   /** Makes room for `capacity` rows, keeping the existing ones. */
-  grow(capacity: number): void;
+  grow(capacity: number): void {
+    if (capacity > this.rowCapacity) this.relayout(capacity, this.withCodes);
+  }
+
+  /** Stores `values[i] * scale` as float32 row `row`. */
+  setFloats(row: number, values: ArrayLike<number>, scale: number): void {
+    const { floats, kinds } = this.views;
+    const offset = row * this.stride;
+    for (let i = 0; i < values.length; i++) floats[offset + i] = (values[i] as number) * scale;
+    kinds[row] = FLOATS;
+  }
+
+  /** Stores int8 `codes` as row `row`, standing for `codes[i] * scale`. */
+  setCodes(row: number, codes: Int8Array, scale: number): void {
+    if (!this.withCodes) this.relayout(this.rowCapacity, true);
+    const { codes: target, kinds, scales } = this.views;
+    target.set(codes, row * this.stride);
+    scales[row] = scale;
+    kinds[row] = CODES;
+  }
+
+  /** Marks `row` empty (it scores 0 and is never read). */
+  clear(row: number): void {
+    this.views.kinds[row] = EMPTY;
+  }
+
+  /** A float32 copy of the first `length` values of `row` (int8 rows scaled), or undefined when empty. */
+  row(row: number, length: number): Float32Array | undefined {
+    const { floats, codes, kinds, scales } = this.views;
+    const offset = row * this.stride;
+    if (kinds[row] === FLOATS) return floats.slice(offset, offset + length);
+    if (kinds[row] !== CODES) return undefined;
+    const values = new Float32Array(length);
+    const scale = scales[row] as number;
+    for (let i = 0; i < length; i++) values[i] = (codes[offset + i] as number) * scale;
+    return values;
+  }
+
   /** Dot products of `query` (length `stride`) with rows `0..rows-1`; the result is scratch, valid until the next call. */
-  scan(query: Float32Array, rows: number): Float32Array;
+  scan(query: Float32Array, rows: number): Float32Array {
+    const views = this.views;
+    views.query.set(query);
+    const kernel = this.backend.kernel;
+    if (kernel === undefined) {
+      scanInJs(views, this.stride, rows);
+    } else {
+      const { floats, codes, kinds, scales, query, scores } = views;
+      kernel.scan(
+        floats.byteOffset,
+        codes.byteOffset,
+        kinds.byteOffset,
+        scales.byteOffset,
+        rows,
+        this.stride,
+        query.byteOffset,
+        scores.byteOffset,
+      );
+    }
+    return views.scores;
+  }
+
+  // Lays the regions out again for `capacity` rows, keeping every row. The float32 rows sit at
+  // offset 0, where growing WebAssembly memory keeps them; the regions after them move.
+  private relayout(capacity: number, withCodes: boolean): void {
+    const old = this.views;
+    const kept = {
+      kinds: old.kinds.slice(),
+      scales: old.scales.slice(),
+      codes: this.withCodes ? old.codes.slice() : undefined,
+    };
+    const bytes = bytesFor(this.stride, capacity, withCodes);
+    if (bytes > MAX_WASM_BYTES && this.accelerated)
+      throw new RangeError(`vector index over ${MAX_WASM_BYTES} bytes`);
+    const buffer = this.backend.resize(bytes, old.floats.byteLength);
+    this.views = layout(buffer, this.stride, capacity, withCodes);
+    this.views.kinds.set(kept.kinds);
+    this.views.scales.set(kept.scales);
+    if (kept.codes) this.views.codes.set(kept.codes);
+    this.rowCapacity = capacity;
+    this.withCodes = withCodes;
+  }
 }
 
 export const ROW_ALIGNMENT = 16;
+const EMPTY = 0;
+const FLOATS = 1;
+const CODES = 2;
 const PAGE = 65_536;
-// wasm32 addresses 4 GiB; leave headroom for the query and score regions.
+// wasm32 addresses 4 GiB; leave headroom.
 const MAX_WASM_BYTES = 3.5 * 2 ** 30;
+
+/** Rounds a vector length up to the storage stride. */
+export function strideFor(dimensions: number): number {
+  return Math.ceil(dimensions / ROW_ALIGNMENT) * ROW_ALIGNMENT;
+}
 
 type Kernel = {
   memory: WebAssembly.Memory;
-  scan: (data: number, rows: number, stride: number, query: number, out: number) => void;
+  scan: (
+    floats: number,
+    codes: number,
+    kinds: number,
+    scales: number,
+    rows: number,
+    stride: number,
+    query: number,
+    out: number,
+  ) => void;
+};
+
+type Views = {
+  floats: Float32Array;
+  codes: Int8Array;
+  kinds: Uint8Array;
+  scales: Float32Array;
+  query: Float32Array;
+  scores: Float32Array;
+};
+
+type Backend = {
+  kernel: Kernel | undefined;
+  byteLength(): number;
+  /** A buffer of at least `bytes`, whose first `keep` bytes are those of the previous one. */
+  resize(bytes: number, keep: number): ArrayBuffer;
 };
 
 let kernelModule: WebAssembly.Module | null | undefined;
@@ -46,122 +193,90 @@ function compileKernel(): WebAssembly.Module | null {
   return kernelModule;
 }
 
-/** Rounds a vector length up to the storage stride. */
-export function strideFor(dimensions: number): number {
-  return Math.ceil(dimensions / ROW_ALIGNMENT) * ROW_ALIGNMENT;
+const align = (bytes: number) => Math.ceil(bytes / 16) * 16;
+
+// Layout: [floats][codes][kinds][scales][query][scores], each 16-byte aligned.
+function regions(stride: number, capacity: number, withCodes: boolean) {
+  const floats = capacity * stride * 4;
+  const codes = withCodes ? capacity * stride : 0;
+  const kinds = align(capacity);
+  const scales = align(capacity * 4);
+  return { floats, codes, kinds, scales, query: stride * 4, scores: align(capacity * 4) };
 }
 
-/** Creates storage for `capacity` rows of `stride` floats, SIMD-accelerated when possible. */
-export function createMatrixStorage({
-  stride,
-  capacity,
-  accelerate = true,
-}: {
-  stride: number;
-  capacity: number;
-  accelerate?: boolean;
-}): MatrixStorage {
-  const module = accelerate ? compileKernel() : null;
-  if (module !== null && bytesFor(stride, capacity) <= MAX_WASM_BYTES) {
-    return new WasmStorage(
-      new WebAssembly.Instance(module).exports as unknown as Kernel,
-      stride,
-      capacity,
-    );
-  }
-  return new ArrayStorage(stride, capacity);
+function bytesFor(stride: number, capacity: number, withCodes: boolean): number {
+  return Object.values(regions(stride, capacity, withCodes)).reduce((a, b) => a + b, 0);
 }
 
-function bytesFor(stride: number, capacity: number): number {
-  return (capacity * stride + stride + capacity) * 4;
+function layout(buffer: ArrayBuffer, stride: number, capacity: number, withCodes: boolean): Views {
+  const sizes = regions(stride, capacity, withCodes);
+  let at = 0;
+  const next = (bytes: number) => ((at += bytes), at - bytes);
+  return {
+    floats: new Float32Array(buffer, next(sizes.floats), capacity * stride),
+    codes: new Int8Array(buffer, next(sizes.codes), withCodes ? capacity * stride : 0),
+    kinds: new Uint8Array(buffer, next(sizes.kinds), capacity),
+    scales: new Float32Array(buffer, next(sizes.scales), capacity),
+    query: new Float32Array(buffer, next(sizes.query), stride),
+    scores: new Float32Array(buffer, next(sizes.scores), capacity),
+  };
 }
 
-// Layout: [rows: capacity*stride][query: stride][scores: capacity]. Rows sit at
-// offset 0 so growing never moves them; the scratch regions after them do.
-class WasmStorage implements MatrixStorage {
-  readonly accelerated = true;
-  data: Float32Array;
-  capacity = 0;
-  private query: Float32Array;
-  private scores: Float32Array;
-  private readonly kernel: Kernel;
-  readonly stride: number;
-
-  constructor(kernel: Kernel, stride: number, capacity: number) {
-    this.kernel = kernel;
-    this.stride = stride;
-    this.data = this.query = this.scores = new Float32Array(0);
-    this.grow(capacity);
-  }
-
-  get byteLength(): number {
-    return this.kernel.memory.buffer.byteLength;
-  }
-
-  grow(capacity: number): void {
-    if (capacity <= this.capacity && this.data.length > 0) return;
-    const needed = bytesFor(this.stride, capacity);
-    if (needed > MAX_WASM_BYTES) throw new RangeError(`vector index over ${MAX_WASM_BYTES} bytes`);
-    const memory = this.kernel.memory;
-    if (needed > memory.buffer.byteLength)
-      memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
-    this.capacity = Math.max(capacity, this.capacity);
-    const rowFloats = this.capacity * this.stride;
-    this.data = new Float32Array(memory.buffer, 0, rowFloats);
-    this.query = new Float32Array(memory.buffer, rowFloats * 4, this.stride);
-    this.scores = new Float32Array(memory.buffer, (rowFloats + this.stride) * 4, this.capacity);
-  }
-
-  scan(query: Float32Array, rows: number): Float32Array {
-    this.query.set(query);
-    this.kernel.scan(0, rows, this.stride, this.query.byteOffset, this.scores.byteOffset);
-    return this.scores;
-  }
+function wasmBackend(kernel: Kernel): Backend {
+  const memory = kernel.memory;
+  return {
+    kernel,
+    byteLength: () => memory.buffer.byteLength,
+    resize(bytes) {
+      // Growing keeps every byte in place (and the float32 rows at offset 0).
+      if (bytes > memory.buffer.byteLength)
+        memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / PAGE));
+      return memory.buffer;
+    },
+  };
 }
 
-class ArrayStorage implements MatrixStorage {
-  readonly accelerated = false;
-  data: Float32Array;
-  capacity: number;
-  private scores: Float32Array;
-  readonly stride: number;
+function arrayBackend(): Backend {
+  let buffer = new ArrayBuffer(0);
+  return {
+    kernel: undefined,
+    byteLength: () => buffer.byteLength,
+    resize(bytes, keep) {
+      if (bytes === buffer.byteLength) return buffer;
+      const next = new ArrayBuffer(bytes);
+      new Uint8Array(next).set(new Uint8Array(buffer, 0, Math.min(keep, bytes)));
+      buffer = next;
+      return buffer;
+    },
+  };
+}
 
-  constructor(stride: number, capacity: number) {
-    this.stride = stride;
-    this.capacity = capacity;
-    this.data = new Float32Array(capacity * stride);
-    this.scores = new Float32Array(capacity);
-  }
-
-  get byteLength(): number {
-    return this.data.byteLength + this.scores.byteLength;
-  }
-
-  grow(capacity: number): void {
-    if (capacity <= this.capacity) return;
-    const data = new Float32Array(capacity * this.stride);
-    data.set(this.data);
-    this.data = data;
-    this.scores = new Float32Array(capacity);
-    this.capacity = capacity;
-  }
-
-  // Unrolled by four: V8 keeps the accumulators in registers.
-  scan(query: Float32Array, rows: number): Float32Array {
-    const { data, stride, scores } = this;
-    for (let r = 0, o = 0; r < rows; r++, o += stride) {
-      let s0 = 0;
-      let s1 = 0;
-      let s2 = 0;
-      let s3 = 0;
-      for (let i = 0; i < stride; i += 4) {
-        s0 += (data[o + i] as number) * (query[i] as number);
-        s1 += (data[o + i + 1] as number) * (query[i + 1] as number);
-        s2 += (data[o + i + 2] as number) * (query[i + 2] as number);
-        s3 += (data[o + i + 3] as number) * (query[i + 3] as number);
-      }
-      scores[r] = s0 + s1 + s2 + s3;
+function scanInJs(views: Views, stride: number, rows: number): void {
+  const { floats, codes, kinds, scales, query, scores } = views;
+  for (let r = 0, o = 0; r < rows; r++, o += stride) {
+    const kind = kinds[r];
+    if (kind !== FLOATS && kind !== CODES) {
+      scores[r] = 0;
+      continue;
     }
-    return scores;
+    scores[r] =
+      kind === FLOATS
+        ? dot(floats, o, query, stride)
+        : dot(codes, o, query, stride) * (scales[r] as number);
   }
+}
+
+// Unrolled by four: V8 keeps the accumulators in registers.
+function dot(data: Float32Array | Int8Array, offset: number, query: Float32Array, length: number) {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  for (let i = 0, o = offset; i < length; i += 4, o += 4) {
+    s0 += (data[o] as number) * (query[i] as number);
+    s1 += (data[o + 1] as number) * (query[i + 1] as number);
+    s2 += (data[o + 2] as number) * (query[i + 2] as number);
+    s3 += (data[o + 3] as number) * (query[i + 3] as number);
+  }
+  return s0 + s1 + s2 + s3;
 }

@@ -6,9 +6,9 @@ import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
 import { diffCatalog } from './catalog-diff.ts';
 import { distinctNeeds } from './multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
-import { toolFields } from './tool-fields.ts';
+import { type ToolFields, toolFields } from './tool-fields.ts';
 import type { ToolLearning } from './tool-learning.ts';
-import { toolEmbeddingText } from './tool-text.ts';
+import { embeddingTextOf, toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import { rescoreCandidates } from './rescore-candidates.ts';
@@ -134,7 +134,9 @@ export class ToolIndex {
     const { changed, unchanged } = diffCatalog(tools, name => this.entries.get(name)?.hash);
 
     const embedder = this.channels.embedder;
-    const texts = embedder ? changed.map(({ tool }) => toolEmbeddingText(tool)) : [];
+    // Extracted once: the embedding texts and the lexical index both read them.
+    const fields = changed.map(({ tool }) => toolFields(tool));
+    const texts = embedder ? fields.map(embeddingTextOf) : [];
     // A whole catalog comes from its snapshot when the store has one (approximate vectors,
     // rescored as they become candidates); otherwise from the store key by key, or the model.
     const embedding = !embedder
@@ -158,7 +160,7 @@ export class ToolIndex {
     for (let i = 0; i < changed.length; i++) {
       if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
       analyzed.push(
-        this.channels.lexical?.analyze(toolFields((changed[i] as { tool: ToolDescriptor }).tool)),
+        this.channels.lexical?.analyze(fields[i] as ToolFields),
       );
     }
     const { vectors, approximate, reject } = embedding

@@ -1,6 +1,6 @@
 import { sha256Base64Url } from '../util/sha256.ts';
 import { splitWords } from './split-words.ts';
-import { toolFields } from './tool-fields.ts';
+import { type ToolFields, toolFields } from './tool-fields.ts';
 import type { ToolDescriptor } from './types.ts';
 
 // Embedding models read the first few hundred tokens best; parameter lists of
@@ -13,7 +13,11 @@ const MAX_EMBEDDING_TEXT = 2_000;
  * city, unit".
  */
 export function toolEmbeddingText(tool: ToolDescriptor): string {
-  const fields = toolFields(tool);
+  return embeddingTextOf(toolFields(tool));
+}
+
+/** {@link toolEmbeddingText} from fields already extracted (a catalog's are, for the lexical index). */
+export function embeddingTextOf(fields: ToolFields): string {
   const words = splitWords(fields.name).join(' ');
   const parts = [`${words} (${fields.name})${fields.server ? ` [${fields.server}]` : ''}`];
   if (fields.description) parts.push(`: ${fields.description}`);

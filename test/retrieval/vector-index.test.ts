@@ -95,9 +95,72 @@ describe('VectorIndex', () => {
   });
 
   it('stores vectors in one buffer within 1.2x of the raw bytes once reserved', () => {
-    const dims = 64;
+    const dims = 256; // the smallest common embedding size; memory grows in 64 KiB pages
     const index = new VectorIndex({ dimensions: dims, initialCapacity: 1000 });
     randomVectors(1000, dims).forEach((v, slot) => index.set(slot, v));
     expect(index.byteLength / (1000 * dims * 4)).toBeLessThanOrEqual(1.2);
+  });
+
+  it('keeps int8 rows as int8, ranking as their dequantized vectors do, on both kernels', () => {
+    const dims = 50;
+    const codes = randomVectors(400, dims, 7).map(v => Int8Array.from(v, x => Math.round(x * 127)));
+    const exact = randomVectors(400, dims, 8);
+    for (const accelerate of [true, false]) {
+      // Slots alternate: int8 codes (approximate, as from a snapshot) and float32 vectors.
+      const mixed = new VectorIndex({ accelerate });
+      const floats = new VectorIndex({ accelerate });
+      codes.forEach((c, i) => {
+        const vector = i % 2 === 0 ? c : exact[i]!;
+        mixed.set(i, vector, { approximate: i % 2 === 0 });
+        floats.set(i, Float32Array.from(vector));
+      });
+      expect(mixed.approximateCount).toBe(200);
+      expect(mixed.isApproximate(0)).toBe(true);
+      expect(mixed.isApproximate(1)).toBe(false);
+      for (const query of randomVectors(4, dims, 9)) {
+        const a = mixed.search(query, 10);
+        const b = floats.search(query, 10);
+        expect(a.map(h => h.slot)).toEqual(b.map(h => h.slot));
+        a.forEach((hit, i) => expect(hit.score).toBeCloseTo(b[i]!.score, 5));
+      }
+      // get() gives the normalised vector either way.
+      expect(cosine(mixed.get(0)!, codes[0]!)).toBeCloseTo(1, 6);
+      expect(Math.hypot(...mixed.get(0)!)).toBeCloseTo(1, 6);
+      // An exact vector replaces the int8 one; deleting empties the slot.
+      mixed.set(0, exact[0]!);
+      expect(mixed.isApproximate(0)).toBe(false);
+      expect(mixed.search(exact[0]!, 1)[0]).toEqual({ slot: 0, score: expect.closeTo(1, 5) });
+      mixed.delete(2);
+      expect(mixed.search(codes[2]!, 400).map(h => h.slot)).not.toContain(2);
+      expect(mixed.get(2)).toBeUndefined();
+    }
+  });
+
+  it('keeps int8 and float32 rows when storage grows after both were stored', () => {
+    for (const accelerate of [true, false]) {
+      const index = new VectorIndex({ accelerate });
+      const vectors = randomVectors(300, 24, 11);
+      // The int8 region is laid out at the first int8 row, then moves with every growth.
+      vectors.forEach((v, slot) =>
+        index.set(slot, slot % 3 === 0 ? Int8Array.from(v, x => Math.round(x * 127)) : v),
+      );
+      vectors.forEach((v, slot) => {
+        const hit = index.search(v, 1)[0]!;
+        expect(hit.slot).toBe(slot);
+        expect(hit.score).toBeGreaterThan(slot % 3 === 0 ? 0.99 : 0.99999);
+      });
+    }
+  });
+
+  it('holds int8 rows in a quarter of the bytes float32 rows take', () => {
+    const dims = 1536;
+    const rows = 1000;
+    const codes = randomVectors(rows, dims).map(v => Int8Array.from(v, x => Math.round(x * 127)));
+    const index = new VectorIndex({ dimensions: dims, initialCapacity: rows });
+    const before = index.byteLength;
+    codes.forEach((c, slot) => index.set(slot, c, { approximate: true }));
+    // The int8 region is added when the first int8 row arrives: rows * dims bytes (and a page).
+    expect((index.byteLength - before) / (rows * dims)).toBeGreaterThanOrEqual(1);
+    expect((index.byteLength - before) / (rows * dims)).toBeLessThan(1.05);
   });
 });

@@ -4,6 +4,8 @@
 // OpenAI-compatible server (1,536 dimensions, like text-embedding-3-small),
 // which counts them. Modes:
 //   lexical      no embedding model
+//   lexical-app  the same, importing (and creating, unused) the provider and the store as the
+//                hybrid app does: what those cost a start, apart from the dense channel
 //   hybrid-cold  embedding model, empty store: every tool is embedded
 //   hybrid-warm  the store filled by the previous (cold) process
 // The store is a real redis-server when installed (else the JSON-lines file).
@@ -97,6 +99,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const round = (x: number) => Math.round(x * 10) / 10;
 const cases: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
   lexical: [],
+  'lexical-app': [],
   'hybrid-cold': [],
   'hybrid-warm': [],
 };
@@ -106,6 +109,7 @@ for (let i = 0; i < RUNS; i++) {
     ? { STORE: 'redis', REDIS_URL: `${redis.url}/${i % 16}` }
     : { STORE: 'file', CACHE_FILE: join(dir, `embeddings-${i}.jsonl`) };
   cases.lexical!.push(await coldStart('lexical', {}));
+  if (redis) cases['lexical-app']!.push(await coldStart('lexical', storeEnv));
   cases['hybrid-cold']!.push(await coldStart('hybrid', storeEnv));
   cases['hybrid-warm']!.push(await coldStart('hybrid', storeEnv));
 }
@@ -114,7 +118,11 @@ const cold = cases['hybrid-cold']!;
 const coldMs = median(cold.map(r => r.coldStartMs));
 const coldIndexMs = median(cold.map(r => r.phases.indexMs!));
 const lexicalMs = median(cases.lexical!.map(r => r.coldStartMs));
+const lexicalAppMs = cases['lexical-app']!.length
+  ? median(cases['lexical-app']!.map(r => r.coldStartMs))
+  : undefined;
 for (const [mode, runs] of Object.entries(cases)) {
+  if (runs.length === 0) continue;
   const coldStartMs = median(runs.map(r => r.coldStartMs));
   const phases = Object.fromEntries(
     Object.keys(runs[0]!.phases).map(phase => [
@@ -130,7 +138,7 @@ for (const [mode, runs] of Object.entries(cases)) {
     embeddedTexts: median(runs.map(r => r.embeddedTexts)),
     cpuMs: round(median(runs.map(r => r.cpuMs))),
     rssMiB: round(median(runs.map(r => r.rssMiB))),
-    ...(mode === 'lexical'
+    ...(mode.startsWith('lexical')
       ? {}
       : {
           store: storeName,
@@ -140,6 +148,9 @@ for (const [mode, runs] of Object.entries(cases)) {
     // Ratios in this run: against the lexical start and the hybrid one with an empty store
     // (the whole start), and building the index alone against the empty-store one.
     vsLexical: Math.round((coldStartMs / lexicalMs) * 100) / 100,
+    ...(lexicalAppMs === undefined
+      ? {}
+      : { vsLexicalApp: Math.round((coldStartMs / lexicalAppMs) * 100) / 100 }),
     vsHybridCold: Math.round((coldStartMs / coldMs) * 100) / 100,
     indexVsHybridCold: Math.round((phases.indexMs! / coldIndexMs) * 100) / 100,
     phases,

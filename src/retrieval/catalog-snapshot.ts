@@ -43,22 +43,19 @@ export function snapshotCatalog(texts: readonly string[]): SnapshotCatalog {
 
 /**
  * Encodes the vectors of a catalog's texts (in `snapshotCatalog` order) as its chunks. Each
- * vector becomes int8 values with its own scale (largest magnitude / 127).
+ * vector becomes int8 values with its own scale (largest magnitude / 127). `bytes` gives each chunk
+ * as bytes, its payload raw (a quarter less to move than base64), for stores that keep bytes.
  */
+export function encodeSnapshot(request: SnapshotRequest & { bytes?: false }): SnapshotChunk[];
+export function encodeSnapshot(request: SnapshotRequest & { bytes: true }): Uint8Array[];
 export function encodeSnapshot({
   modelId,
   hash,
   vectors,
-}: {
-  /** The embedder's id, checked on read. */
-  modelId: string;
-  /** The catalog's hash (`snapshotCatalog`), checked on read. */
-  hash: string;
-  /** One per text, all of one length. */
-  vectors: readonly Float32Array[];
-}): SnapshotChunk[] {
+  bytes: asBytes = false,
+}: SnapshotRequest & { bytes?: boolean }): (SnapshotChunk | Uint8Array)[] {
   const dimensions = vectors[0]?.length ?? 0;
-  const chunks: SnapshotChunk[] = [];
+  const chunks: (SnapshotChunk | Uint8Array)[] = [];
   for (let first = 0; first < vectors.length; first += SNAPSHOT_CHUNK_ROWS) {
     const rows = Math.min(SNAPSHOT_CHUNK_ROWS, vectors.length - first);
     const bytes = new Uint8Array(rows * 4 + rows * dimensions);
@@ -79,88 +76,124 @@ export function encodeSnapshot({
       }
     }
     const chunk = first / SNAPSHOT_CHUNK_ROWS;
-    chunks.push(
-      `${FORMAT}|${hash}|${dimensions}|${rows}|${vectors.length}|${chunk}|${modelId}|${encodeBase64(bytes)}`,
-    );
+    const header = `${FORMAT}|${hash}|${dimensions}|${rows}|${vectors.length}|${chunk}|${modelId}|`;
+    if (!asBytes) chunks.push(`${header}${encodeBase64(bytes)}`);
+    else {
+      const head = utf8.encode(header);
+      const value = new Uint8Array(head.length + bytes.length);
+      value.set(head);
+      value.set(bytes, head.length);
+      chunks.push(value);
+    }
   }
   return chunks;
 }
+
+type SnapshotRequest = {
+  /** The embedder's id, checked on read. */
+  modelId: string;
+  /** The catalog's hash (`snapshotCatalog`), checked on read. */
+  hash: string;
+  /** One per text, all of one length. */
+  vectors: readonly Float32Array[];
+};
+
+const utf8 = new TextEncoder();
+const latin1 = new TextDecoder('latin1');
 
 /** A decoded chunk: its scales and int8 values, or why it cannot be used. */
 export type DecodedChunk =
   { dimensions: number; scales: Float32Array; codes: Int8Array } | { invalid: string };
 
+/** What a chunk must be: the catalog, model and position it was read for. */
+export type ExpectedChunk = {
+  /** The embedder's id. */
+  modelId: string;
+  /** The catalog's hash (`snapshotCatalog`). */
+  hash: string;
+  /** Which chunk this should be. */
+  chunk: number;
+  /** Rows of the whole catalog. */
+  total: number;
+  /** Expected vector length, when known. */
+  dimensions?: number | undefined;
+};
+
 /**
- * Decodes and checks one stored chunk: format, catalog, model, position in the catalog, row count
- * and length, scales that are finite and positive, and rows whose largest code is 127, as the
+ * Decodes and checks one stored chunk, as text (`encodeSnapshot`) or as bytes (`encodeSnapshot({
+ * bytes: true })`, or text read as bytes): format, catalog, model, position in the catalog, row
+ * count and length, scales that are finite and positive, and rows whose largest code is 127, as the
  * encoder makes every nonzero vector (a row of zeros, or of small codes, was not written by it).
+ * A raw payload is used in place, not copied.
  */
-export function decodeSnapshotChunk(
-  value: unknown,
-  {
-    modelId,
-    hash,
-    chunk,
-    total,
-    dimensions,
-  }: {
-    /** The embedder's id. */
-    modelId: string;
-    /** The catalog's hash (`snapshotCatalog`). */
-    hash: string;
-    /** Which chunk this should be. */
-    chunk: number;
-    /** Rows of the whole catalog. */
-    total: number;
-    /** Expected vector length, when known. */
-    dimensions?: number | undefined;
-  },
-): DecodedChunk {
-  if (typeof value !== 'string' || !value.startsWith(`${FORMAT}|`))
+export function decodeSnapshotChunk(value: unknown, expected: ExpectedChunk): DecodedChunk {
+  const text = typeof value === 'string';
+  if (!(text || value instanceof Uint8Array)) return { invalid: 'not a snapshot chunk' };
+  // The header is ASCII but for the model id; the six fields before it hold no '|'.
+  const head = text ? value.slice(0, 4096) : latin1.decode(value.subarray(0, 4096));
+  const fields = head.split('|', 6);
+  const modelAt = fields.join('|').length + 1;
+  if (fields[0] !== FORMAT || fields.length < 6 || modelAt > head.length)
     return { invalid: 'not a snapshot chunk' };
-  const fields = value.split('|', 7);
-  const beforePayload = value.lastIndexOf('|');
-  const headerLength = fields.slice(0, 6).join('|').length + 1;
-  if (fields.length < 7 || beforePayload < headerLength) return { invalid: 'not a snapshot chunk' };
-  const [, hashText, dimensionsText, rowsText, totalText, chunkText] = fields as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
-  if (hashText !== hash) return { invalid: 'a chunk of another catalog' };
-  const stored = value.slice(headerLength, beforePayload);
-  if (stored !== modelId) return { invalid: `made by ${stored}` };
+  const [, hashText, dimensionsText, rowsText, totalText, chunkText] = fields as string[];
+  if (hashText !== expected.hash) return { invalid: 'a chunk of another catalog' };
+  const model = `${expected.modelId}|`;
+  const modelBytes = text ? model.length : utf8.encode(model).length;
+  const storedModel = text
+    ? value.slice(modelAt, modelAt + model.length)
+    : new TextDecoder().decode(value.subarray(modelAt, modelAt + modelBytes));
+  if (storedModel !== model) {
+    // Text ends its model id at the last '|' (base64 has none); a raw payload may hold any byte.
+    return {
+      invalid: text
+        ? `made by ${value.slice(modelAt, value.lastIndexOf('|'))}`
+        : 'made by another model',
+    };
+  }
   const length = Number(dimensionsText);
-  if (!/^\d{1,5}$/.test(dimensionsText) || length < 1 || length > MAX_DIMENSIONS)
+  if (!/^\d{1,5}$/.test(dimensionsText!) || length < 1 || length > MAX_DIMENSIONS)
     return { invalid: `bad dimensions ${dimensionsText}` };
-  if (dimensions !== undefined && length !== dimensions)
-    return { invalid: `${length} dimensions, expected ${dimensions}` };
+  if (expected.dimensions !== undefined && length !== expected.dimensions)
+    return { invalid: `${length} dimensions, expected ${expected.dimensions}` };
+  const { chunk, total } = expected;
   const rows = Math.min(SNAPSHOT_CHUNK_ROWS, total - chunk * SNAPSHOT_CHUNK_ROWS);
   if (rowsText !== String(rows) || totalText !== String(total) || chunkText !== String(chunk))
     return { invalid: `chunk ${chunkText} of ${totalText} rows, expected ${chunk} of ${total}` };
-  const base64 = value.slice(beforePayload + 1);
   const byteLength = rows * 4 + rows * length;
-  if (base64ByteLength(base64) !== byteLength) return { invalid: 'wrong payload length' };
-  const bytes = new Uint8Array(byteLength);
-  if (!decodeBase64Into(base64, bytes)) return { invalid: 'not base64' };
-  const scales = new Float32Array(bytes.buffer, 0, rows);
+  const payloadAt = modelAt + modelBytes;
+  let bytes: Uint8Array;
+  if (!text && value.length - payloadAt === byteLength) {
+    bytes = value.subarray(payloadAt);
+  } else {
+    const base64 = text ? value.slice(payloadAt) : latin1.decode(value.subarray(payloadAt));
+    if (base64ByteLength(base64) !== byteLength) return { invalid: 'wrong payload length' };
+    bytes = new Uint8Array(byteLength);
+    if (!decodeBase64Into(base64, bytes)) return { invalid: 'not base64' };
+  }
+  // The scales are copied: a payload read as bytes may sit at any offset, a float32 view cannot.
+  const scales = new Float32Array(rows);
+  new Uint8Array(scales.buffer).set(bytes.subarray(0, rows * 4));
   for (const scale of scales) {
     if (!(Number.isFinite(scale) && scale > 0)) return { invalid: 'a zero or non-finite scale' };
   }
-  const codes = new Int8Array(bytes.buffer, rows * 4);
-  for (let r = 0; r < rows; r++) {
+  const codes = new Int8Array(bytes.buffer, bytes.byteOffset + rows * 4, rows * length);
+  const largest = largestCodes(codes, length);
+  if (largest !== LARGEST_CODE) return { invalid: `a row whose largest code is ${largest}` };
+  return { dimensions: length, scales, codes };
+}
+
+// The largest magnitude of every row if they all share it, else the first row's that differs.
+function largestCodes(codes: Int8Array, length: number): number {
+  for (let start = 0; start < codes.length; start += length) {
     let largest = 0;
-    for (let i = r * length; i < (r + 1) * length; i++) {
+    for (let i = start; i < start + length; i++) {
       const code = codes[i] as number;
       if (code > largest) largest = code;
       else if (-code > largest) largest = -code;
     }
-    if (largest !== LARGEST_CODE) return { invalid: `a row whose largest code is ${largest}` };
+    if (largest !== LARGEST_CODE) return largest;
   }
-  return { dimensions: length, scales, codes };
+  return LARGEST_CODE;
 }
 
 /**

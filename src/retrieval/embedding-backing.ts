@@ -1,6 +1,7 @@
 import type { Storage } from 'unstorage';
 import { loadNodeFs, loadNodePath } from '../util/node-fs.ts';
 import type { EmbeddingRecord } from './embedding-record.ts';
+import { type BytesStore, redisBytes } from './redis-bytes.ts';
 
 /**
  * Where the embedding cache keeps vectors beyond the process: raw values in,
@@ -13,6 +14,8 @@ export interface EmbeddingBacking {
   write(entries: readonly { key: string; record: EmbeddingRecord }[]): Promise<void>;
   /** Deletes keys (snapshots that fell out of use). */
   remove(keys: readonly string[]): Promise<void>;
+  /** Where the store keeps bytes as they are (Redis), the values under `key`'s part of it. */
+  bytes?(key: string): BytesStore | undefined;
 }
 
 // Keys per round trip: 256 vectors of 1,536 dimensions are about 2 MB.
@@ -58,6 +61,10 @@ export function storeBacking({
       await inBatches(keys, async batch => {
         await Promise.all(batch.map(key => storage.removeItem(key)));
       });
+    },
+    bytes(key) {
+      const bytes = redisBytes(storage, key);
+      return bytes && { read: bytes.read, write: entries => bytes.write(entries, ttlSeconds) };
     },
   };
 }

@@ -159,9 +159,7 @@ export class ToolIndex {
     const analyzed: (AnalyzedFields | undefined)[] = [];
     for (let i = 0; i < changed.length; i++) {
       if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
-      analyzed.push(
-        this.channels.lexical?.analyze(fields[i] as ToolFields),
-      );
+      analyzed.push(this.channels.lexical?.analyze(fields[i] as ToolFields));
     }
     const { vectors, approximate, reject } = embedding
       ? await embedding

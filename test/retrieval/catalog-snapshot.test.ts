@@ -75,6 +75,21 @@ describe('catalog snapshots', () => {
     const chunks = encodeSnapshot({ modelId: 'm|with|bars', hash, vectors });
     expect(chunks).toHaveLength(2);
     const decoded = chunks.map((value, chunk) => decodeSnapshotChunk(value, at(chunk)));
+    // As bytes (raw payload), and as text read as bytes (a store that hands back bytes, holding
+    // a chunk another writer stored as text): the same chunk.
+    const bytes = encodeSnapshot({ modelId: 'm|with|bars', hash, vectors, bytes: true });
+    expect(bytes[0]!.length).toBeLessThan(chunks[0]!.length);
+    bytes.forEach((value, chunk) => {
+      expect(decodeSnapshotChunk(value, at(chunk))).toEqual(decoded[chunk]);
+      const text = new TextEncoder().encode(chunks[chunk]);
+      expect(decodeSnapshotChunk(text, at(chunk))).toEqual(decoded[chunk]);
+    });
+    expect(decodeSnapshotChunk(bytes[0]!.subarray(0, -1), at(0))).toEqual({
+      invalid: 'wrong payload length',
+    });
+    expect(decodeSnapshotChunk(bytes[0], { ...at(0), modelId: 'other' })).toEqual({
+      invalid: 'made by another model',
+    });
     const vectorsBack = snapshotVectors(decoded as never);
     vectors.forEach((vector, i) => {
       const step = Math.max(...vector.map(Math.abs)) / 127;

@@ -7,7 +7,8 @@ import { sha256Base64Url } from '../util/sha256.ts';
  * and their vectors are kept as int8 with one float32 scale per vector (a quarter of float32's
  * bytes, which is what a warm start waits for), in chunks of `SNAPSHOT_CHUNK_ROWS` vectors, one
  * store value each: `aitb-snap2|<catalog hash>|<dimensions>|<rows>|<total rows>|<chunk>|<model
- * id>|<base64 of the rows' scales (little-endian float32) then their int8 values>`. The hash in
+ * id>|<the rows' scales (little-endian float32) then their int8 values>`, the payload as base64
+ * text, or raw where the store keeps bytes (Redis, see `redisBytes`). The hash in
  * each chunk (not only in its key) means a chunk of another catalog of the same size, copied under
  * this key, is refused; chunks of the older `aitb-snap1` format read as misses. The vectors it
  * gives are approximate; the index rescores its top candidates with the exact ones (see
@@ -99,7 +100,7 @@ type SnapshotRequest = {
 };
 
 const utf8 = new TextEncoder();
-const latin1 = new TextDecoder('latin1');
+const utf8Text = new TextDecoder();
 
 /** A decoded chunk: its scales and int8 values, or why it cannot be used. */
 export type DecodedChunk =
@@ -129,8 +130,9 @@ export type ExpectedChunk = {
 export function decodeSnapshotChunk(value: unknown, expected: ExpectedChunk): DecodedChunk {
   const text = typeof value === 'string';
   if (!(text || value instanceof Uint8Array)) return { invalid: 'not a snapshot chunk' };
-  // The header is ASCII but for the model id; the six fields before it hold no '|'.
-  const head = text ? value.slice(0, 4096) : latin1.decode(value.subarray(0, 4096));
+  // The six fields before the model id are ASCII without '|', so they sit at the same offsets in
+  // text and bytes (UTF-8, which every runtime decodes; what follows them may not be text at all).
+  const head = text ? value.slice(0, 4096) : utf8Text.decode(value.subarray(0, 4096));
   const fields = head.split('|', 6);
   const modelAt = fields.join('|').length + 1;
   if (fields[0] !== FORMAT || fields.length < 6 || modelAt > head.length)
@@ -141,7 +143,7 @@ export function decodeSnapshotChunk(value: unknown, expected: ExpectedChunk): De
   const modelBytes = text ? model.length : utf8.encode(model).length;
   const storedModel = text
     ? value.slice(modelAt, modelAt + model.length)
-    : new TextDecoder().decode(value.subarray(modelAt, modelAt + modelBytes));
+    : utf8Text.decode(value.subarray(modelAt, modelAt + modelBytes));
   if (storedModel !== model) {
     // Text ends its model id at the last '|' (base64 has none); a raw payload may hold any byte.
     return {
@@ -165,7 +167,7 @@ export function decodeSnapshotChunk(value: unknown, expected: ExpectedChunk): De
   if (!text && value.length - payloadAt === byteLength) {
     bytes = value.subarray(payloadAt);
   } else {
-    const base64 = text ? value.slice(payloadAt) : latin1.decode(value.subarray(payloadAt));
+    const base64 = text ? value.slice(payloadAt) : utf8Text.decode(value.subarray(payloadAt));
     if (base64ByteLength(base64) !== byteLength) return { invalid: 'wrong payload length' };
     bytes = new Uint8Array(byteLength);
     if (!decodeBase64Into(base64, bytes)) return { invalid: 'not base64' };

@@ -49,6 +49,30 @@ def warm_up(preimport, show):
                     pass
 
 
+def run_code(source, namespace, filename):
+    """Runs `source` (text) in `namespace` as a script runs: its exit status, 0 when it ends.
+
+    exit() and sys.exit() end the code, not the program running it, with their status (text
+    goes to stderr, status 1); any other exception prints its traceback without this frame, the
+    code's own lines included.
+    """
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+        return 0
+    except SystemExit as error:
+        if error.code is None:
+            return 0
+        if isinstance(error.code, int):
+            return error.code & 0xFF
+        print(error.code, file=sys.stderr)
+        return 1
+    except BaseException as error:
+        import linecache, traceback
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+        return 1
+
+
 def output_files():
     """Every file under /tmp/outputs (any kind), in a stable order, with what identifies its version."""
     found = {}

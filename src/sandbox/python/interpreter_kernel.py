@@ -8,7 +8,7 @@
 # `note "text"\n`) and `done` (the cell's outcome as JSON). The kernel runs the model's code, so
 # the supervisor and the host treat everything it sends as untrusted and check it again.
 import os, sys
-from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
+from ai_toolbelt_artifacts import Artifacts, output_files, run_code, warm_up
 
 sys.stdout.reconfigure(line_buffering=True)
 sys.stderr.reconfigure(line_buffering=True)
@@ -76,25 +76,6 @@ def _place_files(request, stream):
             os.close(fd)
 
 
-def _run(source, namespace):
-    try:
-        exec(compile(source, "<cell>", "exec"), namespace)
-        return 0
-    except SystemExit as error:
-        # As in a notebook, exit() ends the cell, not the interpreter.
-        if error.code is None:
-            return 0
-        if isinstance(error.code, int):
-            return error.code & 0xFF
-        print(error.code, file=sys.stderr)
-        return 1
-    except BaseException as error:
-        import linecache, traceback
-        linecache.cache["<cell>"] = (len(source), None, source.splitlines(True), "<cell>")
-        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
-        return 1
-
-
 def _serve():
     import json, types
     stream = _Input(_CONTROL)
@@ -115,7 +96,7 @@ def _serve():
             return
         os.makedirs("/tmp/outputs", exist_ok=True)
         before = output_files()
-        status = _run(code, main.__dict__)
+        status = run_code(code, main.__dict__, "<cell>")  # exit() ends the cell, as in a notebook
         for handle in (sys.stdout, sys.stderr):
             try:
                 handle.flush()

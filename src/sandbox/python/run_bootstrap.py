@@ -24,7 +24,7 @@
 # (<= 64 KiB) and Python's unbuffered stdout drops the rest silently (PYTHONUNBUFFERED=1 loses
 # output); the buffered writer retries short writes, and records are written with a loop.
 import os, sys
-from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
+from ai_toolbelt_artifacts import Artifacts, output_files, run_code, warm_up
 sys.stdout.reconfigure(line_buffering=True)
 
 def _write_all(fd, data):
@@ -132,21 +132,7 @@ def _run():
     sys.modules["__main__"] = _main
     _globals = _main.__dict__
     sys.argv = ["<sandbox>"]
-    try:
-        exec(compile(_src_text, "<sandbox>", "exec"), _globals)
-        return 0
-    except SystemExit as _e:
-        if _e.code is None:
-            return 0
-        if isinstance(_e.code, int):
-            return _e.code & 0xFF
-        print(_e.code, file=sys.stderr)
-        return 1
-    except BaseException as _e:
-        import linecache, traceback
-        linecache.cache["<sandbox>"] = (len(_src_text), None, _src_text.splitlines(True), "<sandbox>")
-        traceback.print_exception(type(_e), _e, _e.__traceback__.tb_next)
-        return 1
+    return run_code(_src_text, _globals, "<sandbox>")
 
 _status[0] = _run()
 _artifacts.take_open()

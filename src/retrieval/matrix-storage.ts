@@ -18,11 +18,13 @@ export class MatrixStorage {
   private withCodes = false;
   private views: Views;
   private readonly backend: Backend;
+  private readonly maxBytes: number;
 
   constructor({
     stride,
     capacity,
     accelerate = true,
+    maxBytes = MAX_WASM_BYTES,
   }: {
     /** Values per row, a multiple of `ROW_ALIGNMENT` (see `strideFor`). */
     stride: number;
@@ -30,11 +32,14 @@ export class MatrixStorage {
     capacity: number;
     /** Use the WebAssembly SIMD kernel where the runtime allows it. */
     accelerate?: boolean;
+    /** The most WebAssembly memory to use (wasm32 addresses 4 GiB); for tests. */
+    maxBytes?: number;
   }) {
     this.stride = stride;
+    this.maxBytes = maxBytes;
     const module = accelerate ? compileKernel() : null;
     this.backend =
-      module !== null && bytesFor(stride, capacity, false) <= MAX_WASM_BYTES
+      module !== null && bytesFor(stride, capacity, false) <= maxBytes
         ? wasmBackend(new WebAssembly.Instance(module).exports as unknown as Kernel)
         : arrayBackend();
     this.accelerated = this.backend.kernel !== undefined;
@@ -53,7 +58,9 @@ export class MatrixStorage {
 
   /** Makes room for `capacity` rows, keeping the existing ones. */
   grow(capacity: number): void {
-    if (capacity > this.rowCapacity) this.relayout(capacity, this.withCodes);
+    if (capacity <= this.rowCapacity) return;
+    if (this.withCodes && !this.fits(capacity, true)) this.dropCodes();
+    this.relayout(capacity, this.withCodes);
   }
 
   /** Stores `values[i] * scale` as float32 row `row`. */
@@ -66,6 +73,11 @@ export class MatrixStorage {
 
   /** Stores int8 `codes` as row `row`, standing for `codes[i] * scale`. */
   setCodes(row: number, codes: Int8Array, scale: number): void {
+    // Past what WebAssembly memory addresses, int8 rows are held as float32, as before they existed.
+    if (!this.withCodes && !this.fits(this.rowCapacity, true)) {
+      this.setFloats(row, codes, scale);
+      return;
+    }
     if (!this.withCodes) this.relayout(this.rowCapacity, true);
     const { codes: target, kinds, scales } = this.views;
     target.set(codes, row * this.stride);
@@ -113,6 +125,21 @@ export class MatrixStorage {
     return views.scores;
   }
 
+  private fits(capacity: number, withCodes: boolean): boolean {
+    return !this.accelerated || bytesFor(this.stride, capacity, withCodes) <= this.maxBytes;
+  }
+
+  // Turns every int8 row into float32 and removes the int8 region.
+  private dropCodes(): void {
+    const { codes, kinds, scales } = this.views;
+    for (let row = 0; row < this.rowCapacity; row++) {
+      if (kinds[row] !== CODES) continue;
+      const offset = row * this.stride;
+      this.setFloats(row, codes.subarray(offset, offset + this.stride), scales[row] as number);
+    }
+    this.relayout(this.rowCapacity, false);
+  }
+
   // Lays the regions out again for `capacity` rows, keeping every row. The float32 rows sit at
   // offset 0, where growing WebAssembly memory keeps them; the regions after them move.
   private relayout(capacity: number, withCodes: boolean): void {
@@ -120,11 +147,11 @@ export class MatrixStorage {
     const kept = {
       kinds: old.kinds.slice(),
       scales: old.scales.slice(),
-      codes: this.withCodes ? old.codes.slice() : undefined,
+      codes: this.withCodes && withCodes ? old.codes.slice() : undefined,
     };
     const bytes = bytesFor(this.stride, capacity, withCodes);
-    if (bytes > MAX_WASM_BYTES && this.accelerated)
-      throw new RangeError(`vector index over ${MAX_WASM_BYTES} bytes`);
+    if (!this.fits(capacity, withCodes))
+      throw new RangeError(`vector index over ${this.maxBytes} bytes`);
     const buffer = this.backend.resize(bytes, old.floats.byteLength);
     this.views = layout(buffer, this.stride, capacity, withCodes);
     this.views.kinds.set(kept.kinds);

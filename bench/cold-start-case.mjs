@@ -7,8 +7,8 @@
 //
 //   MODE=lexical|hybrid CATALOG=tools.json QUERY='...' [OPENAI_BASE_URL=...]
 //   [STORE=redis REDIS_URL=... | STORE=file CACHE_FILE=...] node bench/cold-start-case.ts
-// MODE=lexical with STORE=redis imports (and creates, unused) what a hybrid app has: the
-// provider and the store, to tell their cost from the dense channel's.
+// MODE=lexical with APP_IMPORTS=1 (and the STORE settings) imports, and creates unused, what a
+// hybrid app has: the provider and the store, to tell their cost from the dense channel's.
 import { readFile } from 'node:fs/promises';
 
 const env = process.env;
@@ -16,7 +16,7 @@ const started = performance.now(); // Node's own start-up, before this module ra
 const lib = await import('../dist/index.js');
 const hybrid = env.MODE === 'hybrid';
 const { createOpenAI } =
-  hybrid || env.STORE === 'redis' ? await import('@ai-sdk/openai') : { createOpenAI: undefined };
+  hybrid || env.APP_IMPORTS === '1' ? await import('@ai-sdk/openai') : { createOpenAI: undefined };
 const store =
   env.STORE === 'redis'
     ? await (async () => {

@@ -15,7 +15,7 @@ export interface EmbeddingBacking {
   /** Deletes keys (snapshots that fell out of use). */
   remove(keys: readonly string[]): Promise<void>;
   /** Where the store keeps bytes as they are (Redis), the values under `key`'s part of it. */
-  bytes?(key: string): BytesStore | undefined;
+  bytes?(key: string): Promise<BytesStore | undefined>;
 }
 
 // Keys per round trip: 256 vectors of 1,536 dimensions are about 2 MB.
@@ -62,8 +62,8 @@ export function storeBacking({
         await Promise.all(batch.map(key => storage.removeItem(key)));
       });
     },
-    bytes(key) {
-      const bytes = redisBytes(storage, key);
+    async bytes(key) {
+      const bytes = await redisBytes(storage, key);
       return bytes && { read: bytes.read, write: entries => bytes.write(entries, ttlSeconds) };
     },
   };

@@ -2,12 +2,12 @@ import { DOT_SCAN_WASM_BASE64 } from './dot-scan-wasm.ts';
 
 /**
  * Row storage for the vector index with one operation: the dot product of a query with every
- * row. A row holds either float32 values or int8 codes with one float32 scale (vectors read from
- * a snapshot stay int8: a quarter of the memory, and a warm start writes 1 byte per value instead
- * of converting to 4). Backed by WebAssembly memory and a SIMD kernel where the runtime allows
- * compiling WebAssembly (Node, browsers), and by an `ArrayBuffer` with a JavaScript loop elsewhere
- * (edge runtimes that forbid it). Rows are padded to a multiple of 16 values (the kernel's step);
- * padding is zero, so it never changes a dot product.
+ * row. Backed by WebAssembly memory and a SIMD kernel where the runtime allows compiling
+ * WebAssembly (Node, browsers), where a row holds either float32 values or int8 codes with one
+ * float32 scale (vectors read from a snapshot stay int8: a quarter of the memory, and a warm start
+ * writes 1 byte per value instead of converting to 4); by an `ArrayBuffer` of float32 rows and a
+ * JavaScript loop elsewhere (edge runtimes that forbid it). Rows are padded to a multiple of 16
+ * values (the kernel's step); padding is written as zero, so it never changes a dot product.
  */
 export class MatrixStorage {
   readonly stride: number;
@@ -68,19 +68,24 @@ export class MatrixStorage {
     const { floats, kinds } = this.views;
     const offset = row * this.stride;
     for (let i = 0; i < values.length; i++) floats[offset + i] = (values[i] as number) * scale;
+    // Grown memory keeps what the moved regions held there: padding must be written too.
+    floats.fill(0, offset + values.length, offset + this.stride);
     kinds[row] = FLOATS;
   }
 
   /** Stores int8 `codes` as row `row`, standing for `codes[i] * scale`. */
   setCodes(row: number, codes: Int8Array, scale: number): void {
-    // Past what WebAssembly memory addresses, int8 rows are held as float32, as before they existed.
-    if (!this.withCodes && !this.fits(this.rowCapacity, true)) {
+    // Held as float32 without the kernel (an ArrayBuffer is allocated whole: int8 rows beside
+    // float32 ones would only add to it) and past what WebAssembly memory addresses.
+    if (!this.accelerated || (!this.withCodes && !this.fits(this.rowCapacity, true))) {
       this.setFloats(row, codes, scale);
       return;
     }
     if (!this.withCodes) this.relayout(this.rowCapacity, true);
     const { codes: target, kinds, scales } = this.views;
-    target.set(codes, row * this.stride);
+    const offset = row * this.stride;
+    target.set(codes, offset);
+    target.fill(0, offset + codes.length, offset + this.stride);
     scales[row] = scale;
     kinds[row] = CODES;
   }
@@ -154,6 +159,8 @@ export class MatrixStorage {
       throw new RangeError(`vector index over ${this.maxBytes} bytes`);
     const buffer = this.backend.resize(bytes, old.floats.byteLength);
     this.views = layout(buffer, this.stride, capacity, withCodes);
+    // Rows past the old capacity are empty, whatever the moved regions left in their kind bytes.
+    this.views.kinds.fill(EMPTY);
     this.views.kinds.set(kept.kinds);
     this.views.scales.set(kept.scales);
     if (kept.codes) this.views.codes.set(kept.codes);
@@ -278,32 +285,24 @@ function arrayBackend(): Backend {
   };
 }
 
+// Unrolled by four: V8 keeps the accumulators in registers.
 function scanInJs(views: Views, stride: number, rows: number): void {
-  const { floats, codes, kinds, scales, query, scores } = views;
+  const { floats, kinds, query, scores } = views;
   for (let r = 0, o = 0; r < rows; r++, o += stride) {
-    const kind = kinds[r];
-    if (kind !== FLOATS && kind !== CODES) {
+    if (kinds[r] !== FLOATS) {
       scores[r] = 0;
       continue;
     }
-    scores[r] =
-      kind === FLOATS
-        ? dot(floats, o, query, stride)
-        : dot(codes, o, query, stride) * (scales[r] as number);
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let i = 0; i < stride; i += 4) {
+      s0 += (floats[o + i] as number) * (query[i] as number);
+      s1 += (floats[o + i + 1] as number) * (query[i + 1] as number);
+      s2 += (floats[o + i + 2] as number) * (query[i + 2] as number);
+      s3 += (floats[o + i + 3] as number) * (query[i + 3] as number);
+    }
+    scores[r] = s0 + s1 + s2 + s3;
   }
-}
-
-// Unrolled by four: V8 keeps the accumulators in registers.
-function dot(data: Float32Array | Int8Array, offset: number, query: Float32Array, length: number) {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  for (let i = 0, o = offset; i < length; i += 4, o += 4) {
-    s0 += (data[o] as number) * (query[i] as number);
-    s1 += (data[o + 1] as number) * (query[i + 1] as number);
-    s2 += (data[o + 2] as number) * (query[i + 2] as number);
-    s3 += (data[o + 3] as number) * (query[i + 3] as number);
-  }
-  return s0 + s1 + s2 + s3;
 }

@@ -12,7 +12,8 @@ export type BytesStore = {
 type RedisClient = {
   isCluster?: boolean;
   mgetBuffer(...keys: string[]): Promise<(Uint8Array | null)[]>;
-  set(key: string, value: Uint8Array, ...args: (string | number)[]): Promise<unknown>;
+  set(key: string, value: Uint8Array | string, ...args: (string | number)[]): Promise<unknown>;
+  del(...keys: string[]): Promise<number>;
 };
 
 type RedisDriver = {
@@ -23,25 +24,29 @@ type RedisDriver = {
 
 /**
  * Reads and writes bytes straight through the Redis client of the unstorage mount that holds
- * `key` (any of the keys the values go under), under the very keys its driver uses (so the driver still finds, lists, expires and
- * removes them). Undefined for any other driver, and for Redis Cluster (one MGET cannot span
- * slots). unstorage's own API moves text only; bytes through it become base64, which costs a
- * warm start a third more to move plus its decoding, and a string on the JavaScript heap.
+ * `key` (any of the keys the values go under), under the very keys its driver uses (so the
+ * driver still finds, lists, expires and removes them). Undefined for any other driver, for Redis
+ * Cluster (one MGET cannot span slots), and where a value written under the key worked out here
+ * is not found through `storage` (a wrapper such as unstorage's `prefixStorage` hands out its
+ * mounts without its prefix): checked once per storage and mount. unstorage's own API moves text
+ * only; bytes through it become base64, which costs a warm start a third more to move plus its
+ * decoding, and a string on the JavaScript heap.
  *
  * @example
  * ```ts
- * const bytes = redisBytes(storage, 'ai-toolbelt:embeddings:snapshot:m:h:0');
+ * const bytes = await redisBytes(storage, 'ai-toolbelt:embeddings:snapshot:m:h:0');
  * const [value] = (await bytes?.read(['ai-toolbelt:embeddings:snapshot:m:h:0'])) ?? [];
  * ```
  */
-export function redisBytes(storage: Storage, key: string): BytesStore | undefined {
+export async function redisBytes(storage: Storage, key: string): Promise<BytesStore | undefined> {
+  if (typeof storage.getMount !== 'function') return undefined;
   const mount = storage.getMount(storageKey(key));
   const driver = mount.driver as RedisDriver;
   if (driver.name !== 'redis' || typeof driver.getInstance !== 'function') return undefined;
   const client = driver.getInstance() as Partial<RedisClient> | undefined;
-  if (typeof client?.mgetBuffer !== 'function' || typeof client.set !== 'function')
-    return undefined;
-  if (client.isCluster === true) return undefined;
+  const commands = ['mgetBuffer', 'set', 'del'] as const;
+  if (!commands.every(command => typeof client?.[command] === 'function')) return undefined;
+  if (client?.isCluster === true) return undefined;
   const redis = client as RedisClient;
   const base = (driver.options?.base ?? '').replace(/:$/, '');
   // unstorage normalises the key, hands the part below the mount to the driver, which joins
@@ -52,6 +57,7 @@ export function redisBytes(storage: Storage, key: string): BytesStore | undefine
       throw new RangeError(`${key} is not under ${mount.base}`);
     return [base, normalised.slice(mount.base.length)].map(driverKey).filter(Boolean).join(':');
   };
+  if (!(await sameKeys({ storage, mount: mount.base, redis, redisKey, key }))) return undefined;
   return {
     async read(keys) {
       if (keys.length === 0) return [];
@@ -68,6 +74,42 @@ export function redisBytes(storage: Storage, key: string): BytesStore | undefine
       );
     },
   };
+}
+
+const checked = new WeakMap<Storage, Map<string, Promise<boolean>>>();
+
+// Whether a value written under the key worked out for `key` is the one `storage` finds there.
+function sameKeys({
+  storage,
+  mount,
+  redis,
+  redisKey,
+  key,
+}: {
+  storage: Storage;
+  mount: string;
+  redis: RedisClient;
+  redisKey: (key: string) => string;
+  key: string;
+}): Promise<boolean> {
+  let byMount = checked.get(storage);
+  if (byMount === undefined) checked.set(storage, (byMount = new Map()));
+  let check = byMount.get(mount);
+  if (check === undefined) {
+    const probe = `${storageKey(key)}:aitb-probe-${Math.random().toString(36).slice(2)}`;
+    check = (async () => {
+      await redis.set(redisKey(probe), '1', 'EX', 60);
+      try {
+        return await storage.hasItem(probe);
+      } finally {
+        await redis.del(redisKey(probe));
+      }
+    })();
+    byMount.set(mount, check);
+    // A store that failed is asked again next time.
+    check.catch(() => byMount.delete(mount));
+  }
+  return check;
 }
 
 type NodeBuffer = { from(buffer: ArrayBufferLike, offset: number, length: number): Uint8Array };

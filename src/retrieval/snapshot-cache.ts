@@ -85,7 +85,10 @@ export function snapshotCache({
       // As bytes where the store keeps them (a quarter less to move than base64, off the heap).
       const values = await guarded(
         'read',
-        b => b.bytes?.(keys[0]!)?.read(keys) ?? b.read(keys),
+        async b => {
+          const bytes = await b.bytes?.(keys[0]!);
+          return bytes ? bytes.read(keys) : b.read(keys);
+        },
         abortSignal,
       );
       if (values === undefined) return undefined;
@@ -142,7 +145,7 @@ export function snapshotCache({
         vectors: catalog.texts.map(text => byText.get(text)!),
       };
       const written = await guarded('write', async b => {
-        const bytes = b.bytes?.(keys[0]!);
+        const bytes = await b.bytes?.(keys[0]!);
         if (bytes) {
           const chunks = encodeSnapshot({ ...request, bytes: true });
           await bytes.write(chunks.map((value, c) => ({ key: keys[c]!, bytes: value })));

@@ -98,10 +98,11 @@ export class VectorIndex {
   /** Makes room for slots `0..capacity-1` without regrowth. */
   reserve(capacity: number): void {
     if (capacity <= this.live.length) return;
+    // Storage first: when it cannot grow, the index stays as it was.
+    this.storage?.grow(capacity);
     const live = new Uint8Array(capacity);
     live.set(this.live);
     this.live = live;
-    this.storage?.grow(capacity);
   }
 
   /**

@@ -1,6 +1,6 @@
 // Snapshot chunks as bytes through the Redis client of unstorage's redis driver, on a real
 // redis-server: under the keys the driver itself uses, with its expiry, and read back whole.
-import { createStorage, type Storage } from 'unstorage';
+import { createStorage, prefixStorage, type Storage } from 'unstorage';
 import redisDriver from 'unstorage/drivers/redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SNAPSHOT_CHUNK_ROWS } from '../../src/retrieval/catalog-snapshot.ts';
@@ -37,10 +37,11 @@ describeRedis('snapshot bytes on redis-server', () => {
   it('write under the driver’s own keys, which its API then finds, lists and removes', async () => {
     const { storage, client } = mounted(1);
     const key = 'cache:emb:snapshot:m:h:0';
-    const bytes = redisBytes(storage, key)!;
+    const bytes = (await redisBytes(storage, key))!;
     expect(bytes).toBeDefined();
     const value = Uint8Array.from({ length: 1000 }, (_, i) => (i * 37) % 256); // not UTF-8
     await bytes.write([{ key, bytes: value }], 60);
+    // The probe that checked the keys is gone.
     expect(await client.keys('*')).toEqual(['app:emb:snapshot:m:h:0']);
     expect(await client.ttl('app:emb:snapshot:m:h:0')).toBeGreaterThan(50);
     expect(await storage.hasItem(key)).toBe(true);
@@ -52,12 +53,28 @@ describeRedis('snapshot bytes on redis-server', () => {
     expect(await bytes.read([key])).toEqual([undefined]);
   });
 
-  it('are not used for other drivers or a cluster, whose MGET cannot span slots', () => {
-    expect(redisBytes(createStorage(), 'a:b')).toBeUndefined();
+  it('are not used for other drivers, a cluster (one MGET cannot span slots) or a storage without mounts', async () => {
+    expect(await redisBytes(createStorage(), 'a:b')).toBeUndefined();
     const storage = createStorage();
-    const cluster = { isCluster: true, mgetBuffer: async () => [], set: async () => 'OK' };
+    const cluster = {
+      isCluster: true,
+      mgetBuffer: async () => [],
+      set: async () => 'OK',
+      del: async () => 0,
+    };
     storage.mount('c', { name: 'redis', getInstance: () => cluster, ...createStorage() } as never);
-    expect(redisBytes(storage, 'c:x')).toBeUndefined();
+    expect(await redisBytes(storage, 'c:x')).toBeUndefined();
+    const { getItems, setItems } = createStorage();
+    expect(await redisBytes({ getItems, setItems } as unknown as Storage, 'a:b')).toBeUndefined();
+  });
+
+  it('are not used where the storage does not find values under the driver’s keys (prefixStorage)', async () => {
+    const { storage, client } = mounted(3);
+    // prefixStorage hands out its storage's mounts as they are, without its prefix.
+    const tenant = prefixStorage(storage, 'cache:tenant1');
+    expect(await redisBytes(tenant, 'emb:snapshot:0')).toBeUndefined();
+    expect(await redisBytes(storage, 'cache:tenant1:emb:snapshot:0')).toBeDefined();
+    expect(await client.keys('*')).toEqual([]); // no probe left behind
   });
 
   it('keep a catalog snapshot as raw int8, a quarter less than base64, read back as it was', async () => {

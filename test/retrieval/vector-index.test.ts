@@ -163,4 +163,21 @@ describe('VectorIndex', () => {
     expect((index.byteLength - before) / (rows * dims)).toBeGreaterThanOrEqual(1);
     expect((index.byteLength - before) / (rows * dims)).toBeLessThan(1.05);
   });
+
+  it('finds float32 rows stored after growth over int8 rows, whatever the moved regions held', () => {
+    // 20 dimensions pad to 32: padding a row does not write would hold the int8 codes that
+    // sat there before growth (these bytes read as float32 are NaN), and rows never written
+    // would read leftover kind bytes.
+    const dims = 20;
+    const codes = Int8Array.from({ length: dims }, (_, i) => [127, 5, -9, -1][i % 4]!);
+    const floats = randomVectors(8, dims, 21);
+    const index = new VectorIndex({ dimensions: dims, initialCapacity: 16 });
+    for (let slot = 0; slot < 16; slot++) index.set(slot, codes, { approximate: true });
+    floats.forEach((vector, i) => index.set(16 + i, vector));
+    index.set(60, floats[0]!); // slots 24..59 never written
+    floats.forEach((vector, i) => expect(index.search(vector, 1)[0]!.slot).toBe(16 + i));
+    const all = index.search(floats[1]!, 100).map(hit => hit.slot);
+    expect(all.every(slot => slot < 24 || slot === 60)).toBe(true);
+    expect(all).toHaveLength(25);
+  });
 });

@@ -104,10 +104,12 @@ function sameKeys({
       } finally {
         await redis.del(redisKey(probe));
       }
-    })();
+    })().catch(() => {
+      // Text then (a user allowed to read only still reads); asked again next time.
+      byMount.delete(mount);
+      return false;
+    });
     byMount.set(mount, check);
-    // A store that failed is asked again next time.
-    check.catch(() => byMount.delete(mount));
   }
   return check;
 }

@@ -68,6 +68,32 @@ describeRedis('snapshot bytes on redis-server', () => {
     expect(await redisBytes({ getItems, setItems } as unknown as Storage, 'a:b')).toBeUndefined();
   });
 
+  it('are not used while the probe cannot be written, and probed again next time', async () => {
+    let allowed = false;
+    const client = {
+      mgetBuffer: async () => [],
+      set: async () => {
+        if (!allowed) throw new Error('NOPERM');
+        return 'OK';
+      },
+      del: async () => 1,
+    };
+    const driver = {
+      name: 'redis',
+      getInstance: () => client,
+      hasItem: async () => true,
+      getItem: async () => null,
+      setItem: async () => {},
+      removeItem: async () => {},
+      getKeys: async () => [],
+    };
+    const storage = createStorage();
+    storage.mount('c', driver);
+    expect(await redisBytes(storage, 'c:x')).toBeUndefined();
+    allowed = true;
+    expect(await redisBytes(storage, 'c:x')).toBeDefined();
+  });
+
   it('are not used where the storage does not find values under the driver’s keys (prefixStorage)', async () => {
     const { storage, client } = mounted(3);
     // prefixStorage hands out its storage's mounts as they are, without its prefix.

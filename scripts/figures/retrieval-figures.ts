@@ -197,7 +197,7 @@ function coldStartSummary(results: Results): string {
   return [
     `Here a warm start took ${ratio(n(warm, 'vsLexical'))} the lexical start and ${ratio(n(warm, 'vsHybridCold'))} the start with an empty store. Importing`,
     `the provider and the store alone (a lexical start that imports them) took ${ms(n(app, 'coldStartMs') - n(lexical, 'coldStartMs'))} more than the lexical`,
-    `start, ${ms(phase('lexical-app', 'importMs') - phase('lexical', 'importMs'))} of it in the imports. Against that start,`,
+    `start (its imports alone, ${ms(phase('lexical-app', 'importMs') - phase('lexical', 'importMs'))} more). Against that start,`,
     `a warm start took ${ratio(n(warm, 'vsLexicalApp'))}; of what it adds, ${extra('indexMs')} are building the index (the snapshot's read,`,
     `mostly while the lexical index is built, and its vectors) and ${extra('selectMs')} the first selection: the app's first`,
     `embedding request (Node loads its HTTP client then, and the provider answers; a cold start pays`,

@@ -38,6 +38,9 @@ export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] }
 /** Per-term weights of a query, e.g. from {@link LexicalIndex.queryTerms}. */
 export type TermWeights = Map<string, number>;
 
+/** A tool's terms and, per term, its frequency in each field (`FIELD_COUNT` per term). */
+type Doc = { terms: string[]; tf: Float32Array; lengths: Float32Array };
+
 /**
  * An in-memory BM25F inverted index over tool fields with incremental
  * add and remove. Slots are small integers the caller owns, so the lexical
@@ -47,10 +50,11 @@ export class LexicalIndex {
   private readonly k1: number;
   private readonly weights: Float64Array;
   private readonly bs: Float64Array;
-  // term -> (slot -> term frequency per field)
-  private readonly postings = new Map<string, Map<number, Float32Array>>();
-  private readonly docTerms = new Map<number, string[]>();
-  private readonly fieldLengths = new Map<number, Float32Array>();
+  // term -> (slot -> the term's position in that slot's Doc). Small integers live inside the
+  // map's own table: one object per tool rather than one per (term, tool) pair keeps a large
+  // catalog's heap small, and with it the collections that every start pays for.
+  private readonly postings = new Map<string, Map<number, number>>();
+  private readonly docs = new Map<number, Doc>();
   private readonly totalLengths = new Float64Array(FIELD_COUNT);
   // Tools with learned usage: the usage field's average length is taken over them
   // only, or the first learned tool would be judged against a catalog of empty fields.
@@ -68,7 +72,7 @@ export class LexicalIndex {
   }
 
   get size(): number {
-    return this.docTerms.size;
+    return this.docs.size;
   }
 
   /**
@@ -83,23 +87,20 @@ export class LexicalIndex {
   set(slot: number, fields: ToolFields | AnalyzedFields): void {
     const { tokens: perField } = 'tokens' in fields ? fields : this.analyze(fields);
     this.delete(slot);
+    const positions = new Map<string, number>();
+    for (const tokens of perField) {
+      for (const token of tokens) if (!positions.has(token)) positions.set(token, positions.size);
+    }
+    const tf = new Float32Array(positions.size * FIELD_COUNT);
     const lengths = new Float32Array(FIELD_COUNT);
-    const terms = new Set<string>();
     perField.forEach((tokens, f) => {
       lengths[f] = tokens.length;
-      this.totalLengths[f] = (this.totalLengths[f] as number) + tokens.length;
       for (const token of tokens) {
-        let posting = this.postings.get(token);
-        if (posting === undefined) this.postings.set(token, (posting = new Map()));
-        let tf = posting.get(slot);
-        if (tf === undefined) posting.set(slot, (tf = new Float32Array(FIELD_COUNT)));
-        tf[f] = (tf[f] as number) + 1;
-        terms.add(token);
+        const at = (positions.get(token) as number) * FIELD_COUNT + f;
+        tf[at] = (tf[at] as number) + 1;
       }
     });
-    this.docTerms.set(slot, [...terms]);
-    this.fieldLengths.set(slot, lengths);
-    if ((lengths[USAGE] as number) > 0) this.usageDocs++;
+    this.add(slot, { terms: [...positions.keys()], tf, lengths });
   }
 
   /**
@@ -108,53 +109,56 @@ export class LexicalIndex {
    * Returns false when the slot holds no tool.
    */
   setUsage(slot: number, terms: ReadonlyMap<string, number>, length: number): boolean {
-    const lengths = this.fieldLengths.get(slot);
-    const before = this.docTerms.get(slot);
-    if (lengths === undefined || before === undefined) return false;
-    const kept = new Set<string>();
-    for (const term of before) {
-      const posting = this.postings.get(term) as Map<number, Float32Array>;
-      const tf = posting.get(slot) as Float32Array;
-      tf[USAGE] = 0;
-      if (tf.some(count => count !== 0)) kept.add(term);
-      else {
-        posting.delete(slot);
-        if (posting.size === 0) this.postings.delete(term);
-      }
-    }
-    if ((lengths[USAGE] as number) > 0) this.usageDocs--;
-    this.totalLengths[USAGE] = (this.totalLengths[USAGE] as number) - (lengths[USAGE] as number);
+    const before = this.docs.get(slot);
+    if (before === undefined) return false;
+    // The other fields' counts, without usage; a term only usage had goes.
+    const counts = new Map<string, Float32Array>();
+    before.terms.forEach((term, i) => {
+      const row = before.tf.slice(i * FIELD_COUNT, (i + 1) * FIELD_COUNT);
+      row[USAGE] = 0;
+      if (row.some(count => count !== 0)) counts.set(term, row);
+    });
     for (const [term, weight] of terms) {
-      let posting = this.postings.get(term);
-      if (posting === undefined) this.postings.set(term, (posting = new Map()));
-      let tf = posting.get(slot);
-      if (tf === undefined) posting.set(slot, (tf = new Float32Array(FIELD_COUNT)));
-      tf[USAGE] = weight;
-      kept.add(term);
+      let row = counts.get(term);
+      if (row === undefined) counts.set(term, (row = new Float32Array(FIELD_COUNT)));
+      row[USAGE] = weight;
     }
+    const tf = new Float32Array(counts.size * FIELD_COUNT);
+    [...counts.values()].forEach((row, i) => tf.set(row, i * FIELD_COUNT));
+    const lengths = before.lengths.slice();
     lengths[USAGE] = length;
-    this.totalLengths[USAGE] = (this.totalLengths[USAGE] as number) + length;
-    if (length > 0) this.usageDocs++;
-    this.docTerms.set(slot, [...kept]);
+    this.delete(slot);
+    this.add(slot, { terms: [...counts.keys()], tf, lengths });
     return true;
   }
 
   delete(slot: number): boolean {
-    const terms = this.docTerms.get(slot);
-    if (terms === undefined) return false;
-    for (const term of terms) {
+    const doc = this.docs.get(slot);
+    if (doc === undefined) return false;
+    for (const term of doc.terms) {
       const posting = this.postings.get(term);
       posting?.delete(slot);
       if (posting?.size === 0) this.postings.delete(term);
     }
-    const lengths = this.fieldLengths.get(slot) as Float32Array;
     for (let f = 0; f < FIELD_COUNT; f++) {
-      this.totalLengths[f] = (this.totalLengths[f] as number) - (lengths[f] as number);
+      this.totalLengths[f] = (this.totalLengths[f] as number) - (doc.lengths[f] as number);
     }
-    if ((lengths[USAGE] as number) > 0) this.usageDocs--;
-    this.docTerms.delete(slot);
-    this.fieldLengths.delete(slot);
+    if ((doc.lengths[USAGE] as number) > 0) this.usageDocs--;
+    this.docs.delete(slot);
     return true;
+  }
+
+  private add(slot: number, doc: Doc): void {
+    doc.terms.forEach((term, i) => {
+      let posting = this.postings.get(term);
+      if (posting === undefined) this.postings.set(term, (posting = new Map()));
+      posting.set(slot, i);
+    });
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      this.totalLengths[f] = (this.totalLengths[f] as number) + (doc.lengths[f] as number);
+    }
+    if ((doc.lengths[USAGE] as number) > 0) this.usageDocs++;
+    this.docs.set(slot, doc);
   }
 
   /** The query's terms with their IDF; terms unknown to the catalog are dropped. */
@@ -181,11 +185,12 @@ export class LexicalIndex {
       const posting = this.postings.get(term);
       if (posting === undefined) continue;
       const scores = new Map<number, number>();
-      for (const [slot, tf] of posting) {
-        const lengths = this.fieldLengths.get(slot) as Float32Array;
+      for (const [slot, position] of posting) {
+        const { tf, lengths } = this.docs.get(slot) as Doc;
+        const at = position * FIELD_COUNT;
         let weighted = 0;
         for (let f = 0; f < FIELD_COUNT; f++) {
-          const count = tf[f] as number;
+          const count = tf[at + f] as number;
           if (count === 0) continue;
           const b = this.bs[f] as number;
           const norm = 1 - b + (b * (lengths[f] as number)) / (averages[f] as number);

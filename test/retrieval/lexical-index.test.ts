@@ -58,4 +58,29 @@ describe('LexicalIndex (BM25F)', () => {
     const total = [...contributions.values()].reduce((sum, m) => sum + (m.get(1) ?? 0), 0);
     expect(index.search(terms, 5).find(h => h.slot === 1)!.score).toBeCloseTo(total, 10);
   });
+
+  it("replaces learned usage terms and keeps the tool's own", () => {
+    const index = build();
+    const before = index.search('email', 5)[0]!.score;
+    expect(
+      index.setUsage(
+        2,
+        new Map([
+          ['forecast', 1],
+          ['email', 0.5],
+        ]),
+        2,
+      ),
+    ).toBe(true);
+    expect(index.search('forecast', 5).map(h => h.slot)).toEqual([2]);
+    expect(index.search('email', 5)[0]!.score).toBeGreaterThan(before);
+    // New usage replaces the old: a term only usage had is gone, the description's stays.
+    index.setUsage(2, new Map([['song', 1]]), 1);
+    expect(index.queryTerms('forecast').size).toBe(0);
+    expect(index.search('email', 5)[0]!.score).toBeCloseTo(before, 5);
+    expect(index.setUsage(9, new Map([['x', 1]]), 1)).toBe(false);
+    index.delete(2);
+    expect(index.queryTerms('song').size).toBe(0);
+    expect(index.search('email', 5)).toEqual([]);
+  });
 });

@@ -3,7 +3,7 @@ import { sha256Base64Url } from '../util/sha256.ts';
 
 /**
  * A whole catalog's vectors in a store, so a warm start reads them in one round trip instead of
- * one key per tool: the catalog's distinct embedding texts, sorted, identify it (`catalogHash`),
+ * one key per tool: the catalog's distinct keys (its tools' content hashes), sorted, identify it,
  * and their vectors are kept as int8 with one float32 scale per vector (a quarter of float32's
  * bytes, which is what a warm start waits for), in chunks of `SNAPSHOT_CHUNK_ROWS` vectors, one
  * store value each: `aitb-snap2|<catalog hash>|<dimensions>|<rows>|<total rows>|<chunk>|<model
@@ -24,26 +24,27 @@ const FORMAT = 'aitb-snap2';
 const LARGEST_CODE = 127;
 const MAX_DIMENSIONS = 65_536;
 
-/** A catalog as a snapshot sees it: its distinct texts in a fixed order, and their hash. */
-export type SnapshotCatalog = { texts: string[]; hash: string; chunks: number };
+/** A catalog as a snapshot sees it: its distinct keys in a fixed order, and their hash. */
+export type SnapshotCatalog = { keys: string[]; hash: string; chunks: number };
 
 /**
- * The distinct `texts`, sorted (so the order tools arrive in does not matter), their SHA-256
- * (base64url), and how many chunks their snapshot has.
+ * The distinct `keys` (each names one vector: a tool's content hash, or its embedding text),
+ * sorted so the order tools arrive in does not matter, their SHA-256 (base64url), and how many
+ * chunks their snapshot has.
  *
  * @example
  * ```ts
  * const { hash, chunks } = snapshotCatalog(tools.map(toolEmbeddingText));
  * ```
  */
-export function snapshotCatalog(texts: readonly string[]): SnapshotCatalog {
-  const sorted = [...new Set(texts)].sort();
-  const hash = sha256Base64Url(sorted.map(text => `${text.length}:${text}`).join('\n'));
-  return { texts: sorted, hash, chunks: Math.ceil(sorted.length / SNAPSHOT_CHUNK_ROWS) };
+export function snapshotCatalog(keys: readonly string[]): SnapshotCatalog {
+  const sorted = [...new Set(keys)].sort();
+  const hash = sha256Base64Url(sorted.map(key => `${key.length}:${key}`).join('\n'));
+  return { keys: sorted, hash, chunks: Math.ceil(sorted.length / SNAPSHOT_CHUNK_ROWS) };
 }
 
 /**
- * Encodes the vectors of a catalog's texts (in `snapshotCatalog` order) as its chunks. Each
+ * Encodes the vectors of a catalog's keys (in `snapshotCatalog` order) as its chunks. Each
  * vector becomes int8 values with its own scale (largest magnitude / 127). `bytes` gives each chunk
  * as bytes, its payload raw (a quarter less to move than base64), for stores that keep bytes.
  */

@@ -21,7 +21,7 @@ export type EmbedOptions = {
  *
  * @example
  * ```ts
- * const { vectors, approximate, reject } = await embedder.embedCatalog!(texts);
+ * const { vectors, approximate, reject } = await embedder.embedCatalog!({ keys, texts: () => texts });
  * if (approximate && !sameDirection(vectors[0], exact)) await reject?.('does not match');
  * ```
  */
@@ -32,6 +32,13 @@ export type CatalogVectors = {
   reject?: (reason: string) => Promise<void>;
 };
 
+/**
+ * A catalog for {@link Embedder.embedCatalog}: `keys` name its vectors in the snapshot, one per
+ * text and changing with it (a tool's content hash and the text format), and `texts` gives the
+ * texts, called only when they must be embedded: a warm start never builds them.
+ */
+export type CatalogTexts = { keys: readonly string[]; texts: () => readonly string[] };
+
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
   /** Identifies the model; part of every cache key. */
@@ -40,10 +47,11 @@ export interface Embedder {
   /**
    * A catalog's vectors for an upsert: from the cache's whole-catalog snapshot when it has one
    * (one store round trip, approximate: `embed` gives the exact ones later), else as `embed`
-   * gives them, then kept as a snapshot for the next start. `refresh` embeds again.
+   * gives them, then kept as a snapshot for the next start. `refresh` embeds again. Texts alone
+   * are their own keys.
    */
   embedCatalog?(
-    texts: readonly string[],
+    catalog: readonly string[] | CatalogTexts,
     options?: { abortSignal?: AbortSignal; refresh?: boolean },
   ): Promise<CatalogVectors>;
 }
@@ -108,29 +116,39 @@ export function createEmbedder({
 
   const embedder: Embedder = {
     id,
-    async embedCatalog(texts, { abortSignal, refresh = false } = {}) {
+    async embedCatalog(catalog, { abortSignal, refresh = false } = {}) {
+      const { keys, texts } = Array.isArray(catalog)
+        ? { keys: catalog as readonly string[], texts: () => catalog as readonly string[] }
+        : (catalog as CatalogTexts);
       const snapshot = refresh
         ? undefined
         : await cache.readSnapshot?.({
             modelId: id,
-            texts,
+            keys,
             ...(dimensions !== undefined ? { dimensions } : {}),
             ...(abortSignal ? { abortSignal } : {}),
           });
-      if (usableSnapshot(snapshot, texts.length)) {
+      if (usableSnapshot(snapshot, keys.length)) {
         dimensions ??= snapshot[0]?.length;
         const drop = cache.dropSnapshot?.bind(cache);
         return {
           vectors: snapshot,
           approximate: true,
-          ...(drop ? { reject: (reason: string) => drop({ modelId: id, texts, reason }) } : {}),
+          ...(drop ? { reject: (reason: string) => drop({ modelId: id, keys, reason }) } : {}),
         };
       }
-      const vectors = await embedder.embed(texts, {
+      const all = texts();
+      if (all.length !== keys.length)
+        throw new InvalidArgumentError({
+          argument: 'catalog.texts',
+          value: all.length,
+          message: `expected one text per key (${keys.length})`,
+        });
+      const vectors = await embedder.embed(all, {
         refresh,
         ...(abortSignal ? { abortSignal } : {}),
       });
-      await cache.writeSnapshot?.({ modelId: id, texts, vectors });
+      await cache.writeSnapshot?.({ modelId: id, keys, vectors });
       return { vectors, approximate: false };
     },
     async embed(texts, { abortSignal, purpose = 'tool', refresh = false } = {}) {

@@ -43,17 +43,21 @@ export interface EmbeddingCache {
   /** Remembers vectors the model just made. Never throws for a failing store. */
   write(request: EmbeddingCacheWrite): Promise<void>;
   /**
-   * The vectors of a catalog's texts (same order) from its whole-catalog snapshot, in one store
-   * round trip: approximate (int8, each pointing its vector's way; its length is not kept), for
-   * a cosine index until the exact ones are read. Undefined when there is none (or no store).
+   * The vectors of a catalog from its whole-catalog snapshot, in one store round trip, in the
+   * order of `keys` (each names one vector: a tool's content hash, or its embedding text):
+   * approximate (int8, each pointing its vector's way; its length is not kept), for a cosine
+   * index until the exact ones are read. Undefined when there is none (or no store).
    */
-  readSnapshot?(
-    request: Omit<EmbeddingCacheRead, 'persist'>,
-  ): Promise<ArrayLike<number>[] | undefined>;
-  /** Keeps a catalog's vectors as a snapshot for the next start. Never throws for a failing store. */
+  readSnapshot?(request: {
+    modelId: string;
+    keys: readonly string[];
+    dimensions?: number | undefined;
+    abortSignal?: AbortSignal | undefined;
+  }): Promise<ArrayLike<number>[] | undefined>;
+  /** Keeps a catalog's vectors (in the order of `keys`) as a snapshot for the next start. Never throws for a failing store. */
   writeSnapshot?(request: {
     modelId: string;
-    texts: readonly string[];
+    keys: readonly string[];
     vectors: readonly Float32Array[];
   }): Promise<void>;
   /**
@@ -63,7 +67,7 @@ export interface EmbeddingCache {
    */
   dropSnapshot?(request: {
     modelId: string;
-    texts: readonly string[];
+    keys: readonly string[];
     reason: string;
   }): Promise<void>;
 }

@@ -6,7 +6,7 @@ export {
   type EmbeddingCacheEvent,
   type EmbeddingCacheOptions,
 } from './embedding-cache.ts';
-export type { CatalogVectors, Embedder } from './embedder.ts';
+export type { CatalogTexts, CatalogVectors, Embedder } from './embedder.ts';
 export {
   evaluateRetrieval,
   type EvaluateRetrievalOptions,

@@ -290,8 +290,8 @@ export class RetrievalChannels {
   }: {
     /** A vector the model just made. */
     vector: ArrayLike<number>;
-    /** Every indexed tool: its slot and embedding text. */
-    tools: () => { slot: number; text: string }[];
+    /** Every indexed tool: its slot, snapshot key (`toolEmbeddingKey`) and embedding text. */
+    tools: () => { slot: number; key: string; text: string }[];
     /** Called once the new vectors are in, to put learned usage back. */
     onRebuilt: () => void;
     abortSignal?: AbortSignal | undefined;
@@ -305,7 +305,12 @@ export class RetrievalChannels {
       const options = { refresh: true, ...(abortSignal ? { abortSignal } : {}) };
       // Through embedCatalog, so the stale snapshot is replaced too.
       const fresh = embedder.embedCatalog
-        ? (await embedder.embedCatalog(texts, options)).vectors
+        ? (
+            await embedder.embedCatalog(
+              { keys: entries.map(({ key }) => key), texts: () => texts },
+              options,
+            )
+          ).vectors
         : await embedder.embed(texts, options);
       const vectors = new VectorIndex();
       vectors.reserve(Math.max(0, ...entries.map(({ slot }) => slot + 1)));

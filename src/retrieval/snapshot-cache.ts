@@ -8,7 +8,7 @@ import {
   snapshotDirections,
 } from './catalog-snapshot.ts';
 
-/** Fewer texts than this are read key by key: a snapshot pays off for catalogs, not for a tool. */
+/** Fewer vectors than this are read key by key: a snapshot pays off for catalogs, not for a tool. */
 export const MIN_SNAPSHOT_TEXTS = 64;
 
 const LIST_FORMAT = 'aitb-snaps1|';
@@ -22,23 +22,23 @@ type Guarded = <T>(
 /** Reads and writes whole-catalog snapshots (see `catalog-snapshot.ts`) in a store. */
 export type SnapshotCache = {
   /**
-   * The vectors of `texts` (same order) from their catalog's snapshot, approximate and as int8
+   * The vectors of `keys` (same order) from their catalog's snapshot, approximate and as int8
    * directions (see `snapshotDirections`); undefined on a miss.
    */
   read(request: {
     modelId: string;
-    texts: readonly string[];
+    keys: readonly string[];
     dimensions?: number | undefined;
     abortSignal?: AbortSignal | undefined;
   }): Promise<Int8Array[] | undefined>;
-  /** Writes the snapshot of `texts` (their vectors in the same order) and drops the oldest beyond the limit. */
+  /** Writes the snapshot of `keys` (their vectors in the same order) and drops the oldest beyond the limit. */
   write(request: {
     modelId: string;
-    texts: readonly string[];
+    keys: readonly string[];
     vectors: readonly Float32Array[];
   }): Promise<void>;
-  /** Reports the snapshot of `texts` as an `invalid-entry` (one per chunk) and removes it. */
-  drop(request: { modelId: string; texts: readonly string[]; reason: string }): Promise<void>;
+  /** Reports the snapshot of `keys` as an `invalid-entry` (one per chunk) and removes it. */
+  drop(request: { modelId: string; keys: readonly string[]; reason: string }): Promise<void>;
 };
 
 /**
@@ -49,7 +49,7 @@ export type SnapshotCache = {
  * @example
  * ```ts
  * const snapshots = snapshotCache({ guarded, storeKey, modelKey, maxSnapshots: 4, report });
- * const vectors = await snapshots.read({ modelId, texts });
+ * const vectors = await snapshots.read({ modelId, keys: tools.map(toolHash) });
  * ```
  */
 export function snapshotCache({
@@ -75,10 +75,10 @@ export function snapshotCache({
   const listKey = (modelId: string) => storeKey(`snapshots:${modelKey(modelId)}`);
 
   return {
-    async read({ modelId, texts, dimensions, abortSignal }) {
-      if (maxSnapshots < 1 || texts.length < MIN_SNAPSHOT_TEXTS) return undefined;
+    async read({ modelId, keys: rows, dimensions, abortSignal }) {
+      if (maxSnapshots < 1 || rows.length < MIN_SNAPSHOT_TEXTS) return undefined;
       const started = performance.now();
-      const catalog = snapshotCatalog(texts);
+      const catalog = snapshotCatalog(rows);
       const keys = Array.from({ length: catalog.chunks }, (_, c) =>
         chunkKey(modelId, catalog.hash, c),
       );
@@ -92,7 +92,7 @@ export function snapshotCache({
         abortSignal,
       );
       if (values === undefined) return undefined;
-      const total = catalog.texts.length;
+      const total = catalog.keys.length;
       const decoded = [];
       let invalid = 0;
       for (const [chunk, value] of values.entries()) {
@@ -128,21 +128,21 @@ export function snapshotCache({
       });
       if (!hit) return undefined;
       const vectors = snapshotDirections(decoded);
-      const byText = new Map(catalog.texts.map((text, i) => [text, vectors[i]!]));
-      return texts.map(text => byText.get(text)!);
+      const byKey = new Map(catalog.keys.map((key, i) => [key, vectors[i]!]));
+      return rows.map(key => byKey.get(key)!);
     },
 
-    async write({ modelId, texts, vectors }) {
-      if (maxSnapshots < 1 || texts.length < MIN_SNAPSHOT_TEXTS) return;
-      const catalog = snapshotCatalog(texts);
-      const byText = new Map(texts.map((text, i) => [text, vectors[i]!]));
+    async write({ modelId, keys: rows, vectors }) {
+      if (maxSnapshots < 1 || rows.length < MIN_SNAPSHOT_TEXTS) return;
+      const catalog = snapshotCatalog(rows);
+      const byKey = new Map(rows.map((key, i) => [key, vectors[i]!]));
       const keys = Array.from({ length: catalog.chunks }, (_, c) =>
         chunkKey(modelId, catalog.hash, c),
       );
       const request = {
         modelId,
         hash: catalog.hash,
-        vectors: catalog.texts.map(text => byText.get(text)!),
+        vectors: catalog.keys.map(key => byKey.get(key)!),
       };
       const written = await guarded('write', async b => {
         const bytes = await b.bytes?.(keys[0]!);
@@ -169,8 +169,8 @@ export function snapshotCache({
       if (stale.length > 0) await guarded('write', b => b.remove(stale));
     },
 
-    async drop({ modelId, texts, reason }) {
-      const catalog = snapshotCatalog(texts);
+    async drop({ modelId, keys: rows, reason }) {
+      const catalog = snapshotCatalog(rows);
       const keys = Array.from({ length: catalog.chunks }, (_, c) =>
         chunkKey(modelId, catalog.hash, c),
       );

@@ -8,7 +8,7 @@ import { distinctNeeds } from './multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
 import { type ToolFields, toolFields } from './tool-fields.ts';
 import type { ToolLearning } from './tool-learning.ts';
-import { embeddingTextOf, toolEmbeddingText } from './tool-text.ts';
+import { embeddingTextOf, toolEmbeddingKey, toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import { rescoreCandidates } from './rescore-candidates.ts';
@@ -136,15 +136,19 @@ export class ToolIndex {
     const embedder = this.channels.embedder;
     // Extracted once: the embedding texts and the lexical index both read them.
     const fields = changed.map(({ tool }) => toolFields(tool));
-    const texts = embedder ? fields.map(embeddingTextOf) : [];
+    const texts = () => fields.map(embeddingTextOf);
     // A whole catalog comes from its snapshot when the store has one (approximate vectors,
-    // rescored as they become candidates); otherwise from the store key by key, or the model.
+    // rescored as they become candidates), found by the tools' hashes: its texts are built only
+    // on a miss. Otherwise from the store key by key, or the model.
     const embedding = !embedder
       ? undefined
       : embedder.embedCatalog
-        ? embedder.embedCatalog(texts, { abortSignal })
+        ? embedder.embedCatalog(
+            { keys: changed.map(({ hash }) => toolEmbeddingKey(hash)), texts },
+            { abortSignal },
+          )
         : embedder
-            .embed(texts, { abortSignal })
+            .embed(texts(), { abortSignal })
             .then((vectors): CatalogVectors => ({ vectors, approximate: false }));
     // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
     embedding?.catch(() => {});
@@ -365,8 +369,9 @@ export class ToolIndex {
     const rebuilt = await this.channels.matchDimensions({
       vector,
       tools: () =>
-        [...this.entries.values()].map(({ slot, tool }) => ({
+        [...this.entries.values()].map(({ slot, tool, hash }) => ({
           slot,
+          key: toolEmbeddingKey(hash),
           text: toolEmbeddingText(tool),
         })),
       onRebuilt: () => {

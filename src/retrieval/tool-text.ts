@@ -26,6 +26,18 @@ export function embeddingTextOf(fields: ToolFields): string {
   return parts.join('').slice(0, MAX_EMBEDDING_TEXT);
 }
 
+// Bumped whenever `embeddingTextOf` changes what it writes: a snapshot is keyed by the tools'
+// content hashes, and must not be read for texts that would now be written differently.
+const EMBEDDING_TEXT_FORMAT = 't1';
+
+/**
+ * A tool's key in a catalog snapshot, from its {@link toolHash}: it changes with the tool's
+ * embedding text, so a warm start finds its vectors without building those texts.
+ */
+export function toolEmbeddingKey(hash: string): string {
+  return `${EMBEDDING_TEXT_FORMAT}:${hash}`;
+}
+
 /** A content hash of everything indexed about a tool: unchanged tools are not re-embedded. */
 export function toolHash(tool: ToolDescriptor): string {
   return sha256Base64Url(

@@ -18,8 +18,8 @@ import {
   type EmbeddingCacheEvent,
   createEmbeddingCache,
 } from '../../src/retrieval/embedding-cache.ts';
-import { toolEmbeddingText } from '../../src/retrieval/tool-text.ts';
-import type { Embedder } from '../../src/retrieval/embedder.ts';
+import { toolEmbeddingKey, toolEmbeddingText, toolHash } from '../../src/retrieval/tool-text.ts';
+import type { CatalogTexts, Embedder } from '../../src/retrieval/embedder.ts';
 import type { ToolDescriptor } from '../../src/retrieval/types.ts';
 import {
   embeddedCount,
@@ -28,6 +28,8 @@ import {
 } from '../helpers/hashing-embedding-model.ts';
 
 const dev = join(import.meta.dirname, '..', 'fixtures', 'eval', 'dev');
+// A tool's row in its catalog's snapshot is found by this key.
+const snapshotKey = (tool: ToolDescriptor) => toolEmbeddingKey(toolHash(tool));
 const catalog = await readToolCatalog(join(dev, 'tools.jsonl'));
 const queries = (await readEvalQueries(join(dev, 'queries.jsonl'))).slice(0, 40);
 const DIMENSIONS = 256;
@@ -270,9 +272,7 @@ describe('catalog snapshots', () => {
     const expected = await rankings(cold.index);
     // A chunk in the right format, for the right catalog, with one tool's vector negated.
     const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
-    const row = snapshotCatalog(tools.map(toolEmbeddingText)).texts.indexOf(
-      toolEmbeddingText(tools[7]!),
-    );
+    const row = snapshotCatalog(tools.map(snapshotKey)).keys.indexOf(snapshotKey(tools[7]!));
     const chunk = String(await store.getItem(key!));
     await store.setItem(
       key!,
@@ -304,8 +304,8 @@ describe('catalog snapshots', () => {
     const tools = catalog.slice(0, 300);
     const cold = indexOn(store);
     await cold.index.upsert(tools);
-    const texts = snapshotCatalog(tools.map(toolEmbeddingText)).texts;
-    const rowOf = (tool: ToolDescriptor) => texts.indexOf(toolEmbeddingText(tool));
+    const rows = snapshotCatalog(tools.map(snapshotKey)).keys;
+    const rowOf = (tool: ToolDescriptor) => rows.indexOf(snapshotKey(tool));
     // Tool 1's row is tool 0's (found by a search for tool 0), tool 2's is negated (a candidate
     // of no search): only reading the whole snapshot again puts tool 2 back.
     const keys = (await store.getKeys()).filter(k => k.includes(':snapshot:')).sort();
@@ -317,8 +317,8 @@ describe('catalog snapshots', () => {
     );
     const rowView = (r: number) => {
       const chunk = Math.floor(r / SNAPSHOT_CHUNK_ROWS);
-      const rows = Math.min(SNAPSHOT_CHUNK_ROWS, texts.length - chunk * SNAPSHOT_CHUNK_ROWS);
-      const at = rows * 4 + (r % SNAPSHOT_CHUNK_ROWS) * DIMENSIONS;
+      const count = Math.min(SNAPSHOT_CHUNK_ROWS, rows.length - chunk * SNAPSHOT_CHUNK_ROWS);
+      const at = count * 4 + (r % SNAPSHOT_CHUNK_ROWS) * DIMENSIONS;
       const scale = new Float32Array(payloads[chunk]!.buffer, (r % SNAPSHOT_CHUNK_ROWS) * 4, 1);
       return { scale, codes: new Int8Array(payloads[chunk]!.buffer, at, DIMENSIONS) };
     };
@@ -359,7 +359,8 @@ describe('catalog snapshots', () => {
         if (purpose === 'tool') embedded.push(texts.length);
         return texts.map(text => exact.get(text) ?? unit(0));
       },
-      async embedCatalog(texts) {
+      async embedCatalog(catalog) {
+        const texts = Array.isArray(catalog) ? catalog : (catalog as CatalogTexts).texts();
         return { vectors: texts.map(text => approximate.get(text)!), approximate: true };
       },
     };

@@ -68,4 +68,35 @@ describe('embedder', () => {
     });
     expect(await whole.embedCatalog!(texts)).toMatchObject({ approximate: true });
   });
+
+  it('finds a snapshot by its keys and builds the texts only when it must embed them', async () => {
+    const keys = ['k1', 'k2', 'k3'];
+    const built: number[] = [];
+    const texts = () => {
+      built.push(1);
+      return ['alpha', 'bravo', 'charlie'];
+    };
+    const snapshots = new Map<string, Float32Array[]>();
+    const model = hashingEmbeddingModel();
+    const embedder = createEmbedder({
+      model,
+      cache: {
+        read: async ({ texts }) => texts.map(() => undefined),
+        write: async () => {},
+        readSnapshot: async ({ keys }) => snapshots.get(keys.join()),
+        writeSnapshot: async ({ keys, vectors }) => void snapshots.set(keys.join(), [...vectors]),
+      },
+    });
+    expect(await embedder.embedCatalog!({ keys, texts })).toMatchObject({ approximate: false });
+    expect(built).toHaveLength(1);
+    expect([...snapshots.keys()]).toEqual(['k1,k2,k3']);
+    expect(await embedder.embedCatalog!({ keys, texts })).toMatchObject({ approximate: true });
+    expect(built).toHaveLength(1);
+    expect(model.doEmbedCalls).toHaveLength(1);
+    // A texts function that does not match its keys is refused before anything is embedded.
+    await expect(
+      embedder.embedCatalog!({ keys: ['k4'], texts: () => ['delta', 'echo'] }),
+    ).rejects.toThrow(/catalog\.texts.*one text per key/);
+    expect(model.doEmbedCalls).toHaveLength(1);
+  });
 });

@@ -116,13 +116,13 @@ describeRedis('snapshot bytes on redis-server', () => {
     const vectors = texts.map((_, i) =>
       Float32Array.from({ length: dimensions }, (_, j) => Math.sin(i * dimensions + j)),
     );
-    await cache.writeSnapshot!({ modelId: 'm', texts, vectors });
+    await cache.writeSnapshot!({ modelId: 'm', keys: texts, vectors });
     const [first] = (await client.keys('app:emb:snapshot:*')).sort();
     const stored = (await client.getBuffer(first!))!;
     const header = Buffer.from(stored).toString('latin1').split('|').slice(0, 7).join('|').length;
     expect(stored.length - header - 1).toBe(SNAPSHOT_CHUNK_ROWS * (4 + dimensions));
 
-    const read = await cache.readSnapshot!({ modelId: 'm', texts });
+    const read = await cache.readSnapshot!({ modelId: 'm', keys: texts });
     expect(read).toHaveLength(texts.length);
     read!.forEach((direction, i) => {
       const exact = vectors[i]!;

@@ -54,7 +54,9 @@ export class LexicalIndex {
   // map's own table: one object per tool rather than one per (term, tool) pair keeps a large
   // catalog's heap small, and with it the collections that every start pays for.
   private readonly postings = new Map<string, Map<number, number>>();
-  private readonly docs = new Map<number, Doc>();
+  // By slot: an array, as the search reads one per posting entry.
+  private readonly docs: (Doc | undefined)[] = [];
+  private count = 0;
   private readonly totalLengths = new Float64Array(FIELD_COUNT);
   // Tools with learned usage: the usage field's average length is taken over them
   // only, or the first learned tool would be judged against a catalog of empty fields.
@@ -72,7 +74,7 @@ export class LexicalIndex {
   }
 
   get size(): number {
-    return this.docs.size;
+    return this.count;
   }
 
   /**
@@ -109,7 +111,7 @@ export class LexicalIndex {
    * Returns false when the slot holds no tool.
    */
   setUsage(slot: number, terms: ReadonlyMap<string, number>, length: number): boolean {
-    const before = this.docs.get(slot);
+    const before = this.docs[slot];
     if (before === undefined) return false;
     // The other fields' counts, without usage; a term only usage had goes.
     const counts = new Map<string, Float32Array>();
@@ -133,7 +135,7 @@ export class LexicalIndex {
   }
 
   delete(slot: number): boolean {
-    const doc = this.docs.get(slot);
+    const doc = this.docs[slot];
     if (doc === undefined) return false;
     for (const term of doc.terms) {
       const posting = this.postings.get(term);
@@ -144,7 +146,8 @@ export class LexicalIndex {
       this.totalLengths[f] = (this.totalLengths[f] as number) - (doc.lengths[f] as number);
     }
     if ((doc.lengths[USAGE] as number) > 0) this.usageDocs--;
-    this.docs.delete(slot);
+    this.docs[slot] = undefined;
+    this.count--;
     return true;
   }
 
@@ -158,7 +161,8 @@ export class LexicalIndex {
       this.totalLengths[f] = (this.totalLengths[f] as number) + (doc.lengths[f] as number);
     }
     if ((doc.lengths[USAGE] as number) > 0) this.usageDocs++;
-    this.docs.set(slot, doc);
+    this.docs[slot] = doc;
+    this.count++;
   }
 
   /** The query's terms with their IDF; terms unknown to the catalog are dropped. */
@@ -186,7 +190,7 @@ export class LexicalIndex {
       if (posting === undefined) continue;
       const scores = new Map<number, number>();
       for (const [slot, position] of posting) {
-        const { tf, lengths } = this.docs.get(slot) as Doc;
+        const { tf, lengths } = this.docs[slot] as Doc;
         const at = position * FIELD_COUNT;
         let weighted = 0;
         for (let f = 0; f < FIELD_COUNT; f++) {

@@ -47,6 +47,35 @@ function retrievalTable(results: Results): string {
   ].join('\n');
 }
 
+function lexicalTable(results: Results): string {
+  const file = results.file('lexical');
+  return [
+    table(
+      [
+        'tools',
+        'index ms',
+        'heap bytes / tool',
+        'heap bytes / (term, tool)',
+        'search p50 ms',
+        'search p99 ms',
+      ],
+      file.rows.map(row => [
+        num(n(row, 'tools')),
+        num(n(row, 'indexMs'), n(row, 'indexMs') < 100 ? 1 : 0),
+        num(n(row, 'heapBytesPerTool')),
+        num(n(row, 'heapBytesPerPair')),
+        num(n(row, 'searchP50Ms'), n(row, 'searchP50Ms') < 1 ? 2 : 1),
+        num(
+          n(row, 'searchP99Ms'),
+          n(row, 'searchP99Ms') < 1 ? 2 : n(row, 'searchP99Ms') < 100 ? 1 : 0,
+        ),
+      ]),
+    ),
+    '',
+    `A tool holds ${num(n(file.rows[0]!, 'pairsPerTool'), 1)} distinct terms on average. ${measuredOn(file.machine, 'npm run bench:lexical')}`,
+  ].join('\n');
+}
+
 function learningTable(results: Results): string {
   const rows = results.rows('learning').filter(row => row.retrieval !== undefined);
   return [
@@ -208,6 +237,7 @@ function coldStartSummary(results: Results): string {
 export const retrievalFigures: Renderers = {
   blocks: {
     'retrieval-table': retrievalTable,
+    'lexical-table': lexicalTable,
     'learning-table': learningTable,
     'quality-table': qualityTable,
     'warm-recall-table': warmRecallTable,

@@ -1,3 +1,4 @@
+import { PostingList } from './posting-list.ts';
 import { FIELD_NAMES, type FieldName, type ToolFields } from './tool-fields.ts';
 import { tokenize } from './tokenize.ts';
 import { TopKHeap } from './top-k-heap.ts';
@@ -38,8 +39,11 @@ export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] }
 /** Per-term weights of a query, e.g. from {@link LexicalIndex.queryTerms}. */
 export type TermWeights = Map<string, number>;
 
-/** A tool's terms and, per term, its frequency in each field (`FIELD_COUNT` per term). */
-type Doc = { terms: string[]; tf: Float32Array; lengths: Float32Array };
+/**
+ * A tool's terms, per term its frequency in each field (`FIELD_COUNT` per term), and per term the
+ * index of the tool's pair in that term's posting list (to remove it).
+ */
+type Doc = { terms: string[]; tf: Float32Array; lengths: Float32Array; at: Int32Array };
 
 /**
  * An in-memory BM25F inverted index over tool fields with incremental
@@ -50,10 +54,9 @@ export class LexicalIndex {
   private readonly k1: number;
   private readonly weights: Float64Array;
   private readonly bs: Float64Array;
-  // term -> (slot -> the term's position in that slot's Doc). Small integers live inside the
-  // map's own table: one object per tool rather than one per (term, tool) pair keeps a large
-  // catalog's heap small, and with it the collections that every start pays for.
-  private readonly postings = new Map<string, Map<number, number>>();
+  // term -> (slot, the term's position in that slot's Doc) pairs. No object per (term, tool)
+  // pair keeps a large catalog's heap small, and with it the collections every start pays for.
+  private readonly postings = new Map<string, PostingList>();
   // By slot: an array, as the search reads one per posting entry.
   private readonly docs: (Doc | undefined)[] = [];
   private count = 0;
@@ -61,6 +64,10 @@ export class LexicalIndex {
   // Tools with learned usage: the usage field's average length is taken over them
   // only, or the first learned tool would be judged against a catalog of empty fields.
   private usageDocs = 0;
+  // A removal moved another tool's pair within a posting list: that tool's Doc follows it.
+  private readonly moved = (slot: number, position: number, index: number): void => {
+    (this.docs[slot] as Doc).at[position] = index;
+  };
 
   constructor({ k1 = 1.2, fields = {} }: Bm25fOptions = {}) {
     this.k1 = k1;
@@ -102,7 +109,7 @@ export class LexicalIndex {
         tf[at] = (tf[at] as number) + 1;
       }
     });
-    this.add(slot, { terms: [...positions.keys()], tf, lengths });
+    this.add(slot, [...positions.keys()], tf, lengths);
   }
 
   /**
@@ -130,18 +137,18 @@ export class LexicalIndex {
     const lengths = before.lengths.slice();
     lengths[USAGE] = length;
     this.delete(slot);
-    this.add(slot, { terms: [...counts.keys()], tf, lengths });
+    this.add(slot, [...counts.keys()], tf, lengths);
     return true;
   }
 
   delete(slot: number): boolean {
     const doc = this.docs[slot];
     if (doc === undefined) return false;
-    for (const term of doc.terms) {
-      const posting = this.postings.get(term);
-      posting?.delete(slot);
-      if (posting?.size === 0) this.postings.delete(term);
-    }
+    doc.terms.forEach((term, i) => {
+      const posting = this.postings.get(term) as PostingList;
+      posting.removeAt(doc.at[i] as number, this.moved);
+      if (posting.size === 0) this.postings.delete(term);
+    });
     for (let f = 0; f < FIELD_COUNT; f++) {
       this.totalLengths[f] = (this.totalLengths[f] as number) - (doc.lengths[f] as number);
     }
@@ -151,11 +158,12 @@ export class LexicalIndex {
     return true;
   }
 
-  private add(slot: number, doc: Doc): void {
-    doc.terms.forEach((term, i) => {
+  private add(slot: number, terms: string[], tf: Float32Array, lengths: Float32Array): void {
+    const doc: Doc = { terms, tf, lengths, at: new Int32Array(terms.length) };
+    terms.forEach((term, i) => {
       let posting = this.postings.get(term);
-      if (posting === undefined) this.postings.set(term, (posting = new Map()));
-      posting.set(slot, i);
+      if (posting === undefined) this.postings.set(term, (posting = new PostingList()));
+      doc.at[i] = posting.add(slot, i);
     });
     for (let f = 0; f < FIELD_COUNT; f++) {
       this.totalLengths[f] = (this.totalLengths[f] as number) + (doc.lengths[f] as number);
@@ -189,9 +197,10 @@ export class LexicalIndex {
       const posting = this.postings.get(term);
       if (posting === undefined) continue;
       const scores = new Map<number, number>();
-      for (const [slot, position] of posting) {
+      for (let j = 0; j < posting.size; j++) {
+        const slot = posting.slotAt(j);
         const { tf, lengths } = this.docs[slot] as Doc;
-        const at = position * FIELD_COUNT;
+        const at = posting.positionAt(j) * FIELD_COUNT;
         let weighted = 0;
         for (let f = 0; f < FIELD_COUNT; f++) {
           const count = tf[at + f] as number;

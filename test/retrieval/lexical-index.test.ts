@@ -83,4 +83,52 @@ describe('LexicalIndex (BM25F)', () => {
     expect(index.queryTerms('song').size).toBe(0);
     expect(index.search('email', 5)).toEqual([]);
   });
+
+  it('after any mix of sets, usage and deletes, scores as an index built from what is left', () => {
+    // A small vocabulary, so terms are shared and posting lists see removals in the middle.
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+    // mulberry32: a seeded generator whose low bits are as random as its high ones.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const text = (n: number) =>
+      Array.from({ length: n }, () => words[random(words.length)]).join(' ');
+    const index = new LexicalIndex();
+    const live = new Map<
+      number,
+      { fields: ReturnType<typeof toolFields>; usage?: [string, number] }
+    >();
+    for (let step = 0; step < 400; step++) {
+      const slot = random(40);
+      const action = random(4);
+      if (action === 0) {
+        index.delete(slot);
+        live.delete(slot);
+      } else if (action === 1 && live.has(slot)) {
+        const term = words[random(words.length)]!;
+        index.setUsage(slot, new Map([[term, 1]]), 1);
+        live.get(slot)!.usage = [term, 1];
+      } else {
+        const fields = toolFields({ name: `t${step}`, description: text(1 + random(6)) });
+        index.set(slot, fields);
+        live.set(slot, { fields });
+      }
+    }
+    const fresh = new LexicalIndex();
+    for (const [slot, { fields, usage }] of live) {
+      fresh.set(slot, fields);
+      if (usage) fresh.setUsage(slot, new Map([usage]), usage[1]);
+    }
+    expect(index.size).toBe(live.size);
+    for (const query of ['alpha', 'bravo delta', 'echo golf hotel', 'charlie foxtrot alpha']) {
+      const got = new Map(index.search(query, 50).map(hit => [hit.slot, hit.score]));
+      const want = new Map(fresh.search(query, 50).map(hit => [hit.slot, hit.score]));
+      expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [slot, score] of want) expect(got.get(slot)).toBeCloseTo(score, 9);
+    }
+  });
 });

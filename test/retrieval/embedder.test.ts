@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../src/retrieval/embedder.ts';
+import type { EmbeddingCache } from '../../src/retrieval/embedding-cache.ts';
 import { hashingEmbeddingModel } from '../helpers/hashing-embedding-model.ts';
+
+// A cache that remembers no single vector: only the snapshot methods given can answer.
+const snapshotOnly = (methods: Partial<EmbeddingCache>): EmbeddingCache => ({
+  read: async ({ texts }) => texts.map(() => undefined),
+  write: async () => {},
+  ...methods,
+});
 
 describe('embedder', () => {
   it('splits requests by the model limit and by a token budget (OpenAI caps a request at 300k tokens)', async () => {
@@ -47,11 +55,7 @@ describe('embedder', () => {
       const model = hashingEmbeddingModel();
       const embedder = createEmbedder({
         model,
-        cache: {
-          read: async ({ texts }) => texts.map(() => undefined),
-          write: async () => {},
-          readSnapshot: async () => snapshot as Float32Array[],
-        },
+        cache: snapshotOnly({ readSnapshot: async () => snapshot as Float32Array[] }),
       });
       const { vectors, approximate } = await embedder.embedCatalog!(texts);
       expect(approximate).toBe(false);
@@ -60,11 +64,7 @@ describe('embedder', () => {
     }
     const whole = createEmbedder({
       model: hashingEmbeddingModel(),
-      cache: {
-        read: async ({ texts }) => texts.map(() => undefined),
-        write: async () => {},
-        readSnapshot: async () => texts.map(() => vector(4)),
-      },
+      cache: snapshotOnly({ readSnapshot: async () => texts.map(() => vector(4)) }),
     });
     expect(await whole.embedCatalog!(texts)).toMatchObject({ approximate: true });
   });
@@ -80,12 +80,10 @@ describe('embedder', () => {
     const model = hashingEmbeddingModel();
     const embedder = createEmbedder({
       model,
-      cache: {
-        read: async ({ texts }) => texts.map(() => undefined),
-        write: async () => {},
+      cache: snapshotOnly({
         readSnapshot: async ({ keys }) => snapshots.get(keys.join()),
         writeSnapshot: async ({ keys, vectors }) => void snapshots.set(keys.join(), [...vectors]),
-      },
+      }),
     });
     expect(await embedder.embedCatalog!({ keys, texts })).toMatchObject({ approximate: false });
     expect(built).toHaveLength(1);

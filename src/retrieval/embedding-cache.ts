@@ -54,7 +54,10 @@ export interface EmbeddingCache {
     dimensions?: number | undefined;
     abortSignal?: AbortSignal | undefined;
   }): Promise<ArrayLike<number>[] | undefined>;
-  /** Keeps a catalog's vectors (in the order of `keys`) as a snapshot for the next start. Never throws for a failing store. */
+  /**
+   * Keeps a catalog's vectors (in the order of `keys`) as a snapshot for the next start. Never
+   * throws for a failing store.
+   */
   writeSnapshot?(request: {
     modelId: string;
     keys: readonly string[];

@@ -49,7 +49,10 @@ export type SnapshotCache = {
  * @example
  * ```ts
  * const snapshots = snapshotCache({ guarded, storeKey, modelKey, maxSnapshots: 4, report });
- * const vectors = await snapshots.read({ modelId, keys: tools.map(toolHash) });
+ * const vectors = await snapshots.read({
+ *   modelId,
+ *   keys: tools.map(tool => toolEmbeddingKey(toolHash(tool))),
+ * });
  * ```
  */
 export function snapshotCache({

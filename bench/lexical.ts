@@ -1,8 +1,8 @@
 // The lexical (BM25F) index at 1k / 10k / 100k tools: the BFCL dev catalog repeated under new
 // names (so terms repeat across tools as in a real catalog), tokenised ahead as an upsert does.
-// Prints, per size: the time to index the analysed tools, the heap the index adds to them (after
-// a full collection, so only what it keeps), its (term, tool) pairs, and the search time of the dev
-// set's 100 requests (top-10). One JSON line per size.
+// Prints, per size: the time to index the analysed tools, the memory the index adds to them (JS
+// heap and typed arrays, after a full collection, so only what it keeps), its (term, tool) pairs,
+// and the search time of the dev set's 100 requests (top-10). One JSON line per size.
 // Usage: node --expose-gc bench/lexical.ts [--sizes 1000,10000,100000]
 // (writes bench/results/lexical.json)
 import { join } from 'node:path';
@@ -23,6 +23,11 @@ const catalog = await readToolCatalog(join(dev, 'tools.jsonl'));
 const queries = (await readEvalQueries(join(dev, 'queries.jsonl'))).map(({ query }) => query);
 
 const round = (x: number): number => Math.round(x * 1000) / 1000;
+// The JS heap and the typed arrays' memory outside it (a larger typed array's bytes live there).
+const heldBytes = (): number => {
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+};
 const percentile = (samples: number[], p: number): number => {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
@@ -36,13 +41,13 @@ for (const size of values.sizes.split(',').map(Number)) {
     return index.analyze(toolFields(copy === 0 ? tool : { ...tool, name: `${tool.name}_${copy}` }));
   });
   gc();
-  const heapBefore = process.memoryUsage().heapUsed;
+  const heldBefore = heldBytes();
   const started = performance.now();
   analyzed.forEach((fields, slot) => index.set(slot, fields));
   const indexMs = performance.now() - started;
   // The tokenised tools are still held: what the heap grew by is the index's own structure.
   gc();
-  const heapBytes = process.memoryUsage().heapUsed - heapBefore;
+  const heldBytesAfter = heldBytes() - heldBefore;
   const pairs = analyzed.reduce((sum, fields) => sum + new Set(fields.tokens.flat()).size, 0);
   analyzed.length = 0;
 
@@ -55,8 +60,8 @@ for (const size of values.sizes.split(',').map(Number)) {
   results.row({
     tools: size,
     indexMs: round(indexMs),
-    heapBytesPerTool: Math.round(heapBytes / size),
-    heapBytesPerPair: round(heapBytes / pairs),
+    bytesPerTool: Math.round(heldBytesAfter / size),
+    bytesPerPair: round(heldBytesAfter / pairs),
     pairsPerTool: round(pairs / size),
     searchP50Ms: round(percentile(samples, 50)),
     searchP99Ms: round(percentile(samples, 99)),

@@ -62,8 +62,8 @@ function lexicalTable(results: Results): string {
       file.rows.map(row => [
         num(n(row, 'tools')),
         num(n(row, 'indexMs'), n(row, 'indexMs') < 100 ? 1 : 0),
-        num(n(row, 'heapBytesPerTool')),
-        num(n(row, 'heapBytesPerPair')),
+        num(n(row, 'bytesPerTool')),
+        num(n(row, 'bytesPerPair')),
         num(n(row, 'searchP50Ms'), n(row, 'searchP50Ms') < 1 ? 2 : 1),
         num(
           n(row, 'searchP99Ms'),

@@ -64,6 +64,8 @@ export class LexicalIndex {
   // Tools with learned usage: the usage field's average length is taken over them
   // only, or the first learned tool would be judged against a catalog of empty fields.
   private usageDocs = 0;
+  // Counts `set` calls, for the posting lists' scratch (see `set`).
+  private stamp = 0;
   // A removal moved another tool's pair within a posting list: that tool's Doc follows it.
   private readonly moved = (slot: number, position: number, index: number): void => {
     (this.docs[slot] as Doc).at[position] = index;
@@ -96,20 +98,31 @@ export class LexicalIndex {
   set(slot: number, fields: ToolFields | AnalyzedFields): void {
     const { tokens: perField } = 'tokens' in fields ? fields : this.analyze(fields);
     this.delete(slot);
-    const positions = new Map<string, number>();
+    // The tool's distinct terms, found through their posting lists, which remember the last
+    // call that met them: no map per tool (a 3,000-tool upsert allocated megabytes of them, and
+    // fresh memory is what a start pays for).
+    const stamp = ++this.stamp;
+    const terms: string[] = [];
     for (const tokens of perField) {
-      for (const token of tokens) if (!positions.has(token)) positions.set(token, positions.size);
+      for (const token of tokens) {
+        let list = this.postings.get(token);
+        if (list === undefined) this.postings.set(token, (list = new PostingList()));
+        if (list.stamp === stamp) continue;
+        list.stamp = stamp;
+        list.scratch = terms.length;
+        terms.push(token);
+      }
     }
-    const tf = new Float32Array(positions.size * FIELD_COUNT);
+    const tf = new Float32Array(terms.length * FIELD_COUNT);
     const lengths = new Float32Array(FIELD_COUNT);
     perField.forEach((tokens, f) => {
       lengths[f] = tokens.length;
       for (const token of tokens) {
-        const at = (positions.get(token) as number) * FIELD_COUNT + f;
+        const at = (this.postings.get(token) as PostingList).scratch * FIELD_COUNT + f;
         tf[at] = (tf[at] as number) + 1;
       }
     });
-    this.add(slot, [...positions.keys()], tf, lengths);
+    this.add(slot, terms, tf, lengths);
   }
 
   /**

@@ -15,6 +15,10 @@
 export class PostingList {
   private pairs = new Int32Array(4);
   private count = 0;
+  /** Scratch of the index that owns the list: the last `set` that met the term. */
+  stamp = 0;
+  /** Scratch: the term's position in the tool of that `set`. */
+  scratch = 0;
 
   /** Pairs in the list (the term's document frequency). */
   get size(): number {

@@ -47,7 +47,7 @@ for (const size of values.sizes.split(',').map(Number)) {
   const indexMs = performance.now() - started;
   // The tokenised tools are still held: what the heap grew by is the index's own structure.
   gc();
-  const heldBytesAfter = heldBytes() - heldBefore;
+  const indexBytes = heldBytes() - heldBefore;
   const pairs = analyzed.reduce((sum, fields) => sum + new Set(fields.tokens.flat()).size, 0);
   analyzed.length = 0;
 
@@ -60,8 +60,8 @@ for (const size of values.sizes.split(',').map(Number)) {
   results.row({
     tools: size,
     indexMs: round(indexMs),
-    bytesPerTool: Math.round(heldBytesAfter / size),
-    bytesPerPair: round(heldBytesAfter / pairs),
+    bytesPerTool: Math.round(indexBytes / size),
+    bytesPerPair: round(indexBytes / pairs),
     pairsPerTool: round(pairs / size),
     searchP50Ms: round(percentile(samples, 50)),
     searchP99Ms: round(percentile(samples, 99)),

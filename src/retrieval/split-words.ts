@@ -35,22 +35,34 @@ export function visitWords(text: string, visit: (word: string, joined: boolean) 
     return;
   }
   // Most tool text is ASCII: one scan over char codes finds the same chunks as
-  // the Unicode split, and chunks without capitals need no case splitting.
+  // the Unicode split, and notes the case boundaries splitCase would split at, so
+  // the usual chunks ("weather", "Weather", "URL") are only lower-cased.
   let start = -1;
   let upper = false;
+  let boundary = false;
+  // Kinds of the previous two characters: 0 other, 1 lower-case or digit, 2 upper-case.
+  let previous = 0;
+  let beforePrevious = 0;
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 0;
-    const isUpper = c >= 65 && c <= 90;
-    if (isUpper || (c >= 97 && c <= 122) || (c >= 48 && c <= 57)) {
+    const kind = c >= 65 && c <= 90 ? 2 : (c >= 97 && c <= 122) || (c >= 48 && c <= 57) ? 1 : 0;
+    if (kind !== 0) {
       if (start < 0) start = i;
-      upper ||= isUpper;
+      upper ||= kind === 2;
+      // aB, 1B (lowerUpper) and ABc (ACRONYMWord): where splitCase's patterns match.
+      const isLower = c >= 97 && c <= 122;
+      boundary ||=
+        (kind === 2 && previous === 1) || (isLower && previous === 2 && beforePrevious === 2);
     } else if (start >= 0) {
       const chunk = text.slice(start, i);
-      if (upper) splitCase(chunk, true);
-      else visit(chunk, false);
+      if (boundary) splitCase(chunk, true);
+      else visit(upper ? chunk.toLowerCase() : chunk, false);
       start = -1;
       upper = false;
+      boundary = false;
     }
+    beforePrevious = kind === 0 ? 0 : previous;
+    previous = kind;
   }
 }
 

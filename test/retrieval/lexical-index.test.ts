@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../helpers/seeded-random.ts';
 import { LexicalIndex } from '../../src/retrieval/lexical-index.ts';
 import { toolFields } from '../../src/retrieval/tool-fields.ts';
 
@@ -87,14 +88,7 @@ describe('LexicalIndex (BM25F)', () => {
   it('after any mix of sets, usage and deletes, scores as an index built from what is left', () => {
     // A small vocabulary, so terms are shared and posting lists see removals in the middle.
     const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
-    // mulberry32: a seeded generator whose low bits are as random as its high ones.
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) % n;
-    };
+    const random = seededRandom(7);
     const text = (n: number) =>
       Array.from({ length: n }, () => words[random(words.length)]).join(' ');
     const index = new LexicalIndex();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../helpers/seeded-random.ts';
 import { splitWords, visitWords } from '../../src/retrieval/split-words.ts';
 
 // The case split as the regular expressions define it, applied to every ASCII chunk.
@@ -34,13 +35,7 @@ describe('visitWords', () => {
 
   it('gives, for any ASCII text, the words and joined forms the case patterns define', () => {
     // Chunks only lower-cased (no case boundary) must come out as the patterns make them too.
-    let seed = 11;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) % n;
-    };
+    const random = seededRandom(11);
     const alphabet = 'aAbB1zZ_ .-';
     for (let round = 0; round < 2000; round++) {
       const text = Array.from(

@@ -49,6 +49,13 @@ export type CreateToolIndexOptions = {
    * `true` for the defaults, or {@link LearningOptions}.
    */
   learning?: boolean | LearningOptions;
+  /**
+   * When a search meets vectors from a catalog snapshot (int8, see `store`) among its candidates:
+   * `'after'` (default) ranks with them and reads their exact vectors in the background, for the
+   * searches that follow (the first search of a warm start waits for no store read); `'before'`
+   * reads them first, so every ranking is the exact one. See {@link ToolIndexOptions.rescore}.
+   */
+  rescore?: 'after' | 'before';
 };
 
 /**
@@ -81,6 +88,7 @@ export function createToolIndex({
   fusion,
   bm25,
   learning,
+  rescore,
 }: CreateToolIndexOptions = {}): ToolIndex {
   if (store !== undefined && cache !== undefined) {
     throw new InvalidArgumentError({
@@ -109,6 +117,7 @@ export function createToolIndex({
     ...(retrieval ? { retrieval } : {}),
     ...(fusion ? { fusion } : {}),
     ...(bm25 ? { bm25 } : {}),
+    ...(rescore ? { rescore } : {}),
     ...(learning
       ? {
           learning: new ToolLearning({

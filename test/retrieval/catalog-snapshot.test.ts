@@ -1,6 +1,7 @@
 // Whole-catalog snapshots in the embedding store: an unchanged catalog loads in one store read
-// (int8 vectors), and searches rescore their candidates with the exact vectors, so a warm index
-// ranks exactly like the one that embedded the catalog.
+// (int8 vectors), and searches rescore their candidates with the exact vectors: before ranking
+// (`rescore: 'before'`, a warm index ranks exactly like the one that embedded the catalog), or
+// after it, in the background (the default: the next searches rank exactly).
 import { join } from 'node:path';
 import { MockEmbeddingModelV4 } from 'ai/test';
 import { createStorage, type Storage } from 'unstorage';
@@ -39,11 +40,11 @@ const model = () => hashingEmbeddingModel({ dimensions: DIMENSIONS });
 function indexOn(
   store: Storage,
   embeddingModel = model(),
-  options: { maxSnapshots?: number } = {},
+  { rescore = 'before', ...options }: { maxSnapshots?: number; rescore?: 'after' | 'before' } = {},
 ) {
   const events: EmbeddingCacheEvent[] = [];
   const cache = createEmbeddingCache({ store, ...options, onEvent: event => events.push(event) });
-  return { index: createToolIndex({ embeddingModel, cache }), events, embeddingModel };
+  return { index: createToolIndex({ embeddingModel, cache, rescore }), events, embeddingModel };
 }
 
 const reads = (events: EmbeddingCacheEvent[]) =>
@@ -240,6 +241,7 @@ describe('catalog snapshots', () => {
           : base.getItems(...args),
     } as Storage;
     const index = createToolIndex({
+      rescore: 'before',
       embeddingModel: flaky,
       cache: createEmbeddingCache({
         store: flakyStore,
@@ -364,12 +366,83 @@ describe('catalog snapshots', () => {
         return { vectors: texts.map(text => approximate.get(text)!), approximate: true };
       },
     };
-    const index = createToolIndex({ embedder, retrieval: 'dense' });
+    const index = createToolIndex({ embedder, retrieval: 'dense', rescore: 'before' });
     await index.upsert(tools);
     const hits = await index.search('north', { topK: 3 });
     expect(hits.map(hit => hit.name)).toEqual(['tool0', 'tool1', 'tool2']);
     expect(hits[0]!.score).toBeCloseTo(Math.cos(0.1), 6);
     // 100 (twice the pool of 50) in the first round, then 50 a round: five rounds.
     expect(embedded).toEqual([100, 50, 50, 50, 50]);
+  });
+
+  it('by default, rank a warm start with the snapshot and read the exact vectors after, for the next searches', async () => {
+    const store = createStorage();
+    const cold = indexOn(store);
+    await cold.index.upsert(catalog);
+    const expected = await rankings(cold.index);
+
+    const warm = indexOn(store, model(), { rescore: 'after' });
+    await warm.index.upsert(catalog);
+    const version = warm.index.version;
+    const query = queries[0]!.query;
+    // The first search waits for no store read: it ranks with the int8 vectors.
+    const first = await warm.index.search(query, { topK: 10 });
+    expect(reads(warm.events)).toHaveLength(1);
+    expect(first.map(hit => hit.name).slice(0, 5)).toEqual(
+      expected[0]!.map(hit => hit.name).slice(0, 5),
+    );
+    first.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[0]![i]!.score, 2));
+    // Then its candidates' exact vectors are read (once), and results cached by version expire.
+    await warm.index.rescored();
+    const rescored = reads(warm.events).slice(1);
+    expect(rescored).toHaveLength(1);
+    expect(rescored[0]).toMatchObject({ invalid: 0 });
+    expect(rescored[0]!.snapshot).toBeFalsy();
+    expect(rescored[0]!.hits).toBe(rescored[0]!.texts);
+    expect(warm.index.version).toBeGreaterThan(version);
+    // The same search now ranks exactly like the cold index, and reads nothing more.
+    const again = await warm.index.search(query, { topK: 10 });
+    await warm.index.rescored();
+    expect(reads(warm.events)).toHaveLength(2);
+    again.forEach((hit, i) => {
+      expect(hit.name).toBe(expected[0]![i]!.name);
+      expect(hit.score).toBeCloseTo(expected[0]![i]!.score, 6);
+    });
+  }, 60_000);
+
+  it('by default, still drop a snapshot whose vector proves wrong, after the search', async () => {
+    const store = createStorage();
+    const tools = catalog.slice(0, 100);
+    await indexOn(store).index.upsert(tools);
+    const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
+    const row = snapshotCatalog(tools.map(snapshotKey)).keys.indexOf(snapshotKey(tools[7]!));
+    const chunk = String(await store.getItem(key!));
+    await store.setItem(
+      key!,
+      withPayload(chunk, bytes => {
+        const codes = new Int8Array(bytes.buffer, tools.length * 4);
+        for (let i = row * DIMENSIONS; i < (row + 1) * DIMENSIONS; i++) codes[i] = -codes[i]!;
+      }),
+    );
+    const warm = indexOn(store, model(), { rescore: 'after' });
+    await warm.index.upsert(tools);
+    await warm.index.search(toolEmbeddingText(tools[7]!), { topK: 3 });
+    await warm.index.rescored();
+    expect(warm.events).toContainEqual(
+      expect.objectContaining({ type: 'invalid-entry', key, reason: expect.any(String) }),
+    );
+    expect(await store.hasItem(key!)).toBe(false);
+    // Every vector was read exactly: tool 7 is found again, with nothing more to read.
+    const before = warm.events.length;
+    const hits = await warm.index.search(toolEmbeddingText(tools[7]!), { topK: 3 });
+    await warm.index.rescored();
+    expect(hits[0]?.name).toBe(tools[7]!.name);
+    expect(warm.events.length).toBe(before);
+  }, 60_000);
+
+  it("refuse a rescore policy other than 'after' or 'before'", () => {
+    expect(() => createToolIndex({ rescore: 'never' as 'after' })).toThrow(
+      "Invalid argument `rescore`: expected 'after' or 'before'",
+    );
   });
 });

@@ -121,7 +121,7 @@ describeRedis('embedding store on redis-server', () => {
     const second = await runProcess('second-process', catalog);
     expect(embeddedTools(from)).toEqual([]);
     expect(second.selected).toEqual(first.selected);
-    // The upsert: one snapshot read. The selection: its candidates' exact vectors, in one read.
+    // The upsert: one snapshot read. After the selection: its candidates' exact vectors, in one read.
     expect(second.events.slice(0, second.upsertEvents)).toEqual([
       expect.objectContaining({ type: 'read', snapshot: true, hits: catalog.length, invalid: 0 }),
     ]);

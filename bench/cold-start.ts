@@ -9,6 +9,8 @@
 //   hybrid-cold  embedding model, empty store: every tool is embedded
 //   hybrid-warm  the store filled by the previous (cold) process
 // The store is a real redis-server when installed (else the JSON-lines file).
+// Each case also times the app's first model call with its selection, where it imports the
+// provider (all but lexical): the first answer.
 // Each case runs RUNS (5) times, the three cases in turn; figures are medians.
 // Usage: npm run bench:cold-start (writes bench/results/cold-start.json;
 // CPU_PROF_DIR=dir adds a V8 CPU profile per process).
@@ -47,12 +49,18 @@ const dir = await mkdtemp(join(tmpdir(), 'toolbelt-cold-start-'));
 const catalog = join(dir, 'tools.json');
 await writeFile(catalog, JSON.stringify(tools));
 
-await using fake = await startFakeOpenAI({ embeddingDimensions: 1536 });
+// The chat model answers every call with a short text: the app's first model call.
+await using fake = await startFakeOpenAI({
+  embeddingDimensions: 1536,
+  script: () => ({ text: 'ok' }),
+});
 const redis = await startRedisServer().catch(() => undefined);
 const storeName = redis ? 'redis' : 'file';
 
 type CaseReport = {
   coldStartMs: number;
+  /** Until the app's first model call answered (where the case has a provider). */
+  firstAnswerMs?: number;
   cpuMs: number;
   rssMiB: number;
   phases: Record<string, number>;
@@ -119,6 +127,10 @@ const coldMs = median(cold.map(r => r.coldStartMs));
 const coldIndexMs = median(cold.map(r => r.phases.indexMs!));
 const lexicalMs = median(cases.lexical!.map(r => r.coldStartMs));
 const lexicalAppMs = median(cases['lexical-app']!.map(r => r.coldStartMs));
+const answerMs = (runs: CaseReport[]) =>
+  runs[0]?.firstAnswerMs === undefined ? undefined : median(runs.map(r => r.firstAnswerMs!));
+const lexicalAppAnswerMs = answerMs(cases['lexical-app']!)!;
+const coldAnswerMs = answerMs(cold)!;
 for (const [mode, runs] of Object.entries(cases)) {
   const coldStartMs = median(runs.map(r => r.coldStartMs));
   const phases = Object.fromEntries(
@@ -127,10 +139,19 @@ for (const [mode, runs] of Object.entries(cases)) {
       round(median(runs.map(r => r.phases[phase]!))),
     ]),
   );
+  const firstAnswerMs = answerMs(runs);
   results.row({
     tools: TOOLS,
     mode,
     coldStartMs: round(coldStartMs),
+    // The first answer, against the lexical app's (same imports) and the empty store's.
+    ...(firstAnswerMs === undefined
+      ? {}
+      : {
+          firstAnswerMs: round(firstAnswerMs),
+          answerVsLexicalApp: Math.round((firstAnswerMs / lexicalAppAnswerMs) * 100) / 100,
+          answerVsHybridCold: Math.round((firstAnswerMs / coldAnswerMs) * 100) / 100,
+        }),
     embedCalls: median(runs.map(r => r.embedCalls)),
     embeddedTexts: median(runs.map(r => r.embeddedTexts)),
     cpuMs: round(median(runs.map(r => r.cpuMs))),

@@ -304,8 +304,13 @@ export class ToolIndex {
       });
     if (this.channels.approximateCount > 0) {
       if (this.rescore === 'before') await rescore(abortSignal);
-      // Not tied to this search's signal: the vectors serve every later search.
-      else this.rescoring = this.rescoring.then(() => rescore(undefined)).catch(() => {});
+      // Not tied to this search's signal: the vectors serve every later search. Started from
+      // the event loop, once the caller has gone on with this search's answer (its model call).
+      else
+        this.rescoring = this.rescoring
+          .then(yieldToEventLoop)
+          .then(() => rescore(undefined))
+          .catch(() => {});
     }
     const { merged, leaders } = this.channels.rankNeeds({
       queries,

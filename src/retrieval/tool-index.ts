@@ -12,6 +12,7 @@ import { embeddingTextOf, toolEmbeddingKey, toolEmbeddingText } from './tool-tex
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import { rescoreCandidates } from './rescore-candidates.ts';
+import { RescoreQueue } from './rescore-queue.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
@@ -32,8 +33,8 @@ export type ToolIndexOptions = {
    * When a search's candidates hold approximate vectors (from a catalog snapshot): `'after'`
    * ranks with them and reads the exact ones in the background, so the next searches rank with
    * those (`rescored()` waits for them); `'before'` reads them before ranking. An int8 vector
-   * is within a cosine of about 0.9999 of its exact one: on the dev sets, rankings from the
-   * snapshot alone give the same Recall@5 (bench:quality).
+   * is within a cosine of about 0.9999 of its exact one: on the dev sets, a warm start gives the
+   * cold start's figures either way (bench:quality).
    */
   rescore?: 'after' | 'before';
 };
@@ -77,9 +78,7 @@ export class ToolIndex {
   private lastSync = Date.now();
   private changes = 0;
   private readonly rescore: 'after' | 'before';
-  // Background reads of exact vectors, one after another (each reads only what is still
-  // approximate by then); never rejects.
-  private rescoring: Promise<void> = Promise.resolve();
+  private readonly rescoring = new RescoreQueue();
 
   constructor({
     embedder,
@@ -249,12 +248,8 @@ export class ToolIndex {
    * await index.rescored(); // the next search ranks with exact vectors
    * ```
    */
-  async rescored(): Promise<void> {
-    let pending: Promise<void>;
-    do {
-      pending = this.rescoring;
-      await pending;
-    } while (pending !== this.rescoring);
+  rescored(): Promise<void> {
+    return this.rescoring.settled();
   }
 
   /**
@@ -304,13 +299,8 @@ export class ToolIndex {
       });
     if (this.channels.approximateCount > 0) {
       if (this.rescore === 'before') await rescore(abortSignal);
-      // Not tied to this search's signal: the vectors serve every later search. Started from
-      // the event loop, once the caller has gone on with this search's answer (its model call).
-      else
-        this.rescoring = this.rescoring
-          .then(yieldToEventLoop)
-          .then(() => rescore(undefined))
-          .catch(() => {});
+      // Not tied to this search's signal: the vectors serve every later search.
+      else this.rescoring.add(() => rescore(undefined));
     }
     const { merged, leaders } = this.channels.rankNeeds({
       queries,

@@ -258,8 +258,8 @@ function coldStartSummary(results: Results): string {
     `start (its imports alone, ${ms(phase('lexical-app', 'importMs') - phase('lexical', 'importMs'))} more). Against that start,`,
     `a warm start took ${ratio(n(warm, 'vsLexicalApp'))}; of what it adds, ${extra('indexMs')} are building the index (the snapshot's read,`,
     `mostly while the lexical index is built, and its int8 vectors) and ${extra('selectMs')} the first selection: mostly the app's`,
-    `first embedding request (Node loads its HTTP client then, and the garbage collector moves the`,
-    `new index out of the young generation; a cold start pays these while embedding the catalog).`,
+    `first embedding request (Node loads its HTTP client then, and a full garbage collection, due`,
+    `once the index is built, falls there; a cold start pays these while embedding the catalog).`,
     `A lexical app pays for its HTTP client at its first model call: until the first answer, a warm`,
     `start took ${ratio(n(warm, 'answerVsLexicalApp'))} the lexical app's and ${ratio(n(warm, 'answerVsHybridCold'))} the empty store's.`,
   ].join('\n');

@@ -68,6 +68,28 @@ function withPayload(chunk: string, change: (bytes: Uint8Array) => void): string
   return chunk.slice(0, cut) + Buffer.from(bytes).toString('base64');
 }
 
+/**
+ * Negates tool `at`'s vector in the one-chunk snapshot of `tools` on `store`: a chunk in the right
+ * format, for the right catalog, that was not made from the exact vectors. Returns its key.
+ */
+async function negateSnapshotRow(
+  store: Storage,
+  tools: ToolDescriptor[],
+  at: number,
+): Promise<string> {
+  const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
+  const row = snapshotCatalog(tools.map(snapshotKey)).keys.indexOf(snapshotKey(tools[at]!));
+  const chunk = String(await store.getItem(key!));
+  await store.setItem(
+    key!,
+    withPayload(chunk, bytes => {
+      const codes = new Int8Array(bytes.buffer, tools.length * 4);
+      for (let i = row * DIMENSIONS; i < (row + 1) * DIMENSIONS; i++) codes[i] = -codes[i]!;
+    }),
+  );
+  return key!;
+}
+
 describe('catalog snapshots', () => {
   it('encode each vector as int8 with its own scale, within half a step of the float32', () => {
     const vectors = Array.from({ length: SNAPSHOT_CHUNK_ROWS + 3 }, (_, i) =>
@@ -272,17 +294,7 @@ describe('catalog snapshots', () => {
     const cold = indexOn(store);
     await cold.index.upsert(tools);
     const expected = await rankings(cold.index);
-    // A chunk in the right format, for the right catalog, with one tool's vector negated.
-    const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
-    const row = snapshotCatalog(tools.map(snapshotKey)).keys.indexOf(snapshotKey(tools[7]!));
-    const chunk = String(await store.getItem(key!));
-    await store.setItem(
-      key!,
-      withPayload(chunk, bytes => {
-        const codes = new Int8Array(bytes.buffer, tools.length * 4);
-        for (let i = row * DIMENSIONS; i < (row + 1) * DIMENSIONS; i++) codes[i] = -codes[i]!;
-      }),
-    );
+    const key = await negateSnapshotRow(store, tools, 7);
 
     const warm = indexOn(store);
     await warm.index.upsert(tools);
@@ -295,7 +307,7 @@ describe('catalog snapshots', () => {
       expect.objectContaining({ type: 'invalid-entry', key, reason: expect.any(String) }),
     );
     // Removed: the next start reads the tools one by one (and writes a new snapshot).
-    expect(await store.hasItem(key!)).toBe(false);
+    expect(await store.hasItem(key)).toBe(false);
     const next = indexOn(store);
     await next.index.upsert(tools);
     expect(reads(next.events)[1]).toMatchObject({ texts: tools.length, hits: tools.length });
@@ -414,16 +426,7 @@ describe('catalog snapshots', () => {
     const store = createStorage();
     const tools = catalog.slice(0, 100);
     await indexOn(store).index.upsert(tools);
-    const [key] = (await store.getKeys()).filter(k => k.includes(':snapshot:'));
-    const row = snapshotCatalog(tools.map(snapshotKey)).keys.indexOf(snapshotKey(tools[7]!));
-    const chunk = String(await store.getItem(key!));
-    await store.setItem(
-      key!,
-      withPayload(chunk, bytes => {
-        const codes = new Int8Array(bytes.buffer, tools.length * 4);
-        for (let i = row * DIMENSIONS; i < (row + 1) * DIMENSIONS; i++) codes[i] = -codes[i]!;
-      }),
-    );
+    const key = await negateSnapshotRow(store, tools, 7);
     const warm = indexOn(store, model(), { rescore: 'after' });
     await warm.index.upsert(tools);
     await warm.index.search(toolEmbeddingText(tools[7]!), { topK: 3 });
@@ -431,7 +434,7 @@ describe('catalog snapshots', () => {
     expect(warm.events).toContainEqual(
       expect.objectContaining({ type: 'invalid-entry', key, reason: expect.any(String) }),
     );
-    expect(await store.hasItem(key!)).toBe(false);
+    expect(await store.hasItem(key)).toBe(false);
     // Every vector was read exactly: tool 7 is found again, with nothing more to read.
     const before = warm.events.length;
     const hits = await warm.index.search(toolEmbeddingText(tools[7]!), { topK: 3 });

@@ -185,16 +185,20 @@ export function decodeSnapshotChunk(value: unknown, expected: ExpectedChunk): De
   return { dimensions: length, scales, codes };
 }
 
-// The largest magnitude of every row if they all share it, else the first row's that differs.
+// The largest magnitude of every row if they all share 127, else the first row's that differs.
+// A row's largest is 127 when it holds 127 or -127 and no -128: the engine's own scans
+// (`indexOf`) check that at about twice the speed of a loop here, which a warm start pays per value.
 function largestCodes(codes: Int8Array, length: number): number {
   for (let start = 0; start < codes.length; start += length) {
+    const row = codes.subarray(start, start + length);
+    if (
+      row.indexOf(-128) === -1 &&
+      (row.indexOf(LARGEST_CODE) !== -1 || row.indexOf(-LARGEST_CODE) !== -1)
+    )
+      continue;
     let largest = 0;
-    for (let i = start; i < start + length; i++) {
-      const code = codes[i] as number;
-      if (code > largest) largest = code;
-      else if (-code > largest) largest = -code;
-    }
-    if (largest !== LARGEST_CODE) return largest;
+    for (const code of row) largest = Math.max(largest, Math.abs(code));
+    return largest;
   }
   return LARGEST_CODE;
 }

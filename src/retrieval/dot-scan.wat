@@ -72,4 +72,22 @@
         (f32.store (i32.add (local.get $out) (i32.shl (local.get $r) (i32.const 2))) (local.get $score))
         (local.set $r (i32.add (local.get $r) (i32.const 1)))
         (br $each))))
+;; The sum of the squares of `length` int8 codes at `p` (a multiple of 16): a row's squared
+  ;; norm, where the row has just been copied. At most 65,536 x 128^2 = 2^30: no i32 overflow.
+  (func (export "squares") (param $p i32) (param $length i32) (result i32)
+    (local $end i32) (local $half v128) (local $v v128) (local $sum v128)
+    (local.set $end (i32.add (local.get $p) (local.get $length)))
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+        (local.set $v (v128.load (local.get $p)))
+        (local.set $half (i16x8.extend_low_i8x16_s (local.get $v)))
+        (local.set $sum (i32x4.add (local.get $sum) (i32x4.dot_i16x8_s (local.get $half) (local.get $half))))
+        (local.set $half (i16x8.extend_high_i8x16_s (local.get $v)))
+        (local.set $sum (i32x4.add (local.get $sum) (i32x4.dot_i16x8_s (local.get $half) (local.get $half))))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (br $each)))
+    (i32.add
+      (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
+      (i32.add (i32x4.extract_lane 2 (local.get $sum)) (i32x4.extract_lane 3 (local.get $sum)))))
 )

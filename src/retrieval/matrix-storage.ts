@@ -73,12 +73,16 @@ export class MatrixStorage {
     kinds[row] = FLOATS;
   }
 
-  /** Stores int8 `codes` as row `row`, standing for `codes[i] * scale`. */
-  setCodes(row: number, codes: Int8Array, scale: number): void {
+  /**
+   * Stores int8 `codes` as row `row`, scaled to unit length (a row of zeros matches nothing). The
+   * norm is summed where the codes land, by the kernel: a warm start stores a whole catalog so.
+   */
+  setCodes(row: number, codes: Int8Array): void {
     // Held as float32 without the kernel (an ArrayBuffer is allocated whole: int8 rows beside
     // float32 ones would only add to it) and past what WebAssembly memory addresses.
-    if (!this.accelerated || (!this.withCodes && !this.fits(this.rowCapacity, true))) {
-      this.setFloats(row, codes, scale);
+    const kernel = this.backend.kernel;
+    if (kernel === undefined || (!this.withCodes && !this.fits(this.rowCapacity, true))) {
+      this.setFloats(row, codes, unitScale(sumOfSquaredCodes(codes)));
       return;
     }
     if (!this.withCodes) this.relayout(this.rowCapacity, true);
@@ -86,7 +90,7 @@ export class MatrixStorage {
     const offset = row * this.stride;
     target.set(codes, offset);
     target.fill(0, offset + codes.length, offset + this.stride);
-    scales[row] = scale;
+    scales[row] = unitScale(kernel.squares(target.byteOffset + offset, this.stride));
     kinds[row] = CODES;
   }
 
@@ -170,6 +174,16 @@ export class MatrixStorage {
 }
 
 export const ROW_ALIGNMENT = 16;
+
+// 1 / the norm whose square is `squares`; 0 for a zero vector, which then matches nothing.
+const unitScale = (squares: number): number => (squares === 0 ? 0 : 1 / Math.sqrt(squares));
+
+// Its own loop: one element type keeps V8's loop monomorphic.
+function sumOfSquaredCodes(codes: Int8Array): number {
+  let sum = 0;
+  for (let i = 0; i < codes.length; i++) sum += (codes[i] as number) * (codes[i] as number);
+  return sum;
+}
 const EMPTY = 0;
 const FLOATS = 1;
 const CODES = 2;
@@ -194,6 +208,7 @@ type Kernel = {
     query: number,
     out: number,
   ) => void;
+  squares: (codes: number, length: number) => number;
 };
 
 type Views = {

@@ -145,6 +145,21 @@ describe('catalog snapshots', () => {
     expect(decodeSnapshotChunk(zeroRow, at(0))).toEqual({
       invalid: 'a row whose largest code is 0',
     });
+    // In the last row (each row is checked): a -128, which the encoder never writes, or no code
+    // reaching 127 (a row scaled down).
+    const lastRow = (change: (codes: Int8Array) => void) =>
+      withPayload(chunks[0]!, bytes => {
+        const [rows, width] = [SNAPSHOT_CHUNK_ROWS, vectors[0]!.length];
+        change(new Int8Array(bytes.buffer, rows * 4 + (rows - 1) * width, width));
+      });
+    const withMin = lastRow(codes => void (codes[5] = -128));
+    expect(decodeSnapshotChunk(withMin, at(0))).toEqual({
+      invalid: 'a row whose largest code is 128',
+    });
+    const scaledDown = lastRow(codes => codes.forEach((code, i) => (codes[i] = code >> 1)));
+    expect(decodeSnapshotChunk(scaledDown, at(0))).toMatchObject({
+      invalid: expect.stringMatching(/^a row whose largest code is (63|64)$/),
+    });
     // The older format, without the catalog's hash, reads as a miss.
     const older = chunks[0]!.replace(`aitb-snap2|${hash}|`, 'aitb-snap1|');
     expect(decodeSnapshotChunk(older, at(0))).toEqual({ invalid: 'not a snapshot chunk' });

@@ -97,13 +97,15 @@ function sameKeys({
   let check = byMount.get(mount);
   if (check === undefined) {
     const probe = `${storageKey(key)}:aitb-probe-${Math.random().toString(36).slice(2)}`;
+    // One round trip: the client sends commands in the order they are made, on one connection,
+    // so the storage's read (through the same client) sees the write, and the removal follows.
+    // A warm start waits for this before it reads its snapshot.
     check = (async () => {
-      await redis.set(redisKey(probe), '1', 'EX', 60);
-      try {
-        return await storage.hasItem(probe);
-      } finally {
-        await redis.del(redisKey(probe));
-      }
+      const written = redis.set(redisKey(probe), '1', 'EX', 60);
+      const found = storage.hasItem(probe);
+      void redis.del(redisKey(probe)).catch(() => {}); // else it expires
+      await written;
+      return await found;
     })().catch(() => {
       // Text then (a user allowed to read only still reads); asked again next time.
       byMount.delete(mount);

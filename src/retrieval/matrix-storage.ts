@@ -174,6 +174,9 @@ export class MatrixStorage {
 }
 
 export const ROW_ALIGNMENT = 16;
+const EMPTY = 0;
+const FLOATS = 1;
+const CODES = 2;
 
 // 1 / the norm whose square is `squares`; 0 for a zero vector, which then matches nothing.
 const unitScale = (squares: number): number => (squares === 0 ? 0 : 1 / Math.sqrt(squares));
@@ -184,9 +187,7 @@ function sumOfSquaredCodes(codes: Int8Array): number {
   for (let i = 0; i < codes.length; i++) sum += (codes[i] as number) * (codes[i] as number);
   return sum;
 }
-const EMPTY = 0;
-const FLOATS = 1;
-const CODES = 2;
+
 const PAGE = 65_536;
 // wasm32 addresses 4 GiB; leave headroom.
 const MAX_WASM_BYTES = 3.5 * 2 ** 30;

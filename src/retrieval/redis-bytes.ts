@@ -104,8 +104,8 @@ function sameKeys({
       const written = redis.set(redisKey(probe), '1', 'EX', 60);
       const found = storage.hasItem(probe);
       void redis.del(redisKey(probe)).catch(() => {}); // else it expires
-      await written;
-      return await found;
+      // Both awaited together: a failed write leaves no rejection of the read unhandled.
+      return (await Promise.all([written, found]))[1];
     })().catch(() => {
       // Text then (a user allowed to read only still reads); asked again next time.
       byMount.delete(mount);

@@ -1,6 +1,7 @@
 import { createNonce, encodeRunInput, markerPrefix } from './bootstrap.ts';
 import type { CleanupTracker } from './cleanup-tracker.ts';
 import { dockerCall, isGone } from './docker-call.ts';
+import { exitedState } from './exited-state.ts';
 import { OutputCollector } from './output-collector.ts';
 import { type RecordCaps, resolveRecordCaps } from './record-budget.ts';
 import type { SandboxContainer } from './sandbox-container.ts';
@@ -194,12 +195,8 @@ async function classify({
 }): Promise<SandboxStatus> {
   if (exitCode === 0) return 'success';
   const { container } = sandboxContainer;
-  const info = await dockerCall({
-    operation: 'container inspect',
-    timeoutMs: dockerTimeoutMs,
-    call: abortSignal => container.inspect({ abortSignal }),
-  });
-  return exitStatus({ exitCode, oomKilled: info.State.OOMKilled, printed: printed() });
+  const state = await exitedState({ container, dockerTimeoutMs });
+  return exitStatus({ exitCode, oomKilled: state.OOMKilled, printed: printed() });
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { createNonce } from '../bootstrap.ts';
 import { dockerCall, isGone } from '../docker-call.ts';
+import { exitedState } from '../exited-state.ts';
 import { FrameDemuxer } from '../frame-demuxer.ts';
 import { guardedCallback } from '../run-in-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
@@ -139,14 +140,10 @@ async function lostDuringCell(
   dockerTimeoutMs: number,
 ): Promise<{ status: SandboxStatus; exitCode: number | null }> {
   try {
-    const info = await dockerCall({
-      operation: 'container inspect',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => container.inspect({ abortSignal }),
-    });
-    if (info.State.OOMKilled) return { status: 'oom', exitCode: info.State.ExitCode };
-    if (info.State.Running) await kill(container, dockerTimeoutMs);
-    return { status: 'crashed', exitCode: info.State.Running ? null : info.State.ExitCode };
+    const state = await exitedState({ container, dockerTimeoutMs });
+    if (state.OOMKilled) return { status: 'oom', exitCode: state.ExitCode };
+    if (state.Running) await kill(container, dockerTimeoutMs);
+    return { status: 'crashed', exitCode: state.Running ? null : state.ExitCode };
   } catch (error) {
     if (isGone(error)) return { status: 'crashed', exitCode: null };
     throw error;

@@ -8,6 +8,7 @@ import { distinctNeeds } from './multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
 import { type ToolFields, toolFields } from './tool-fields.ts';
 import type { ToolLearning } from './tool-learning.ts';
+import { IndexLearning } from './index-learning.ts';
 import { embeddingTextOf, toolEmbeddingKey, toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
@@ -74,8 +75,7 @@ export class ToolIndex {
   private readonly slotNames: (string | undefined)[] = [];
   private readonly freeSlots: number[] = [];
   private readonly channels: RetrievalChannels;
-  private readonly learning: ToolLearning | undefined;
-  private lastSync = Date.now();
+  private readonly usageOf: IndexLearning;
   private changes = 0;
   private readonly rescore: 'after' | 'before';
   private readonly rescoring = new RescoreQueue();
@@ -105,12 +105,18 @@ export class ToolIndex {
       });
     }
     this.channels = new RetrievalChannels({ embedder, retrieval: this.retrieval, fusion, bm25 });
-    this.learning = learning;
+    this.usageOf = new IndexLearning({
+      learning,
+      channels: this.channels,
+      slotOf: name => this.entries.get(name)?.slot,
+      names: () => this.names(),
+      changed: () => this.changes++,
+    });
   }
 
   /** Whether this index learns from use (`learn`, `forget`). */
   get learns(): boolean {
-    return this.learning !== undefined;
+    return this.usageOf.learning !== undefined;
   }
 
   /** Increases with every change to the catalog or to learned usage; lets callers cache search results. */
@@ -178,7 +184,7 @@ export class ToolIndex {
             .then((vectors): CatalogVectors => ({ vectors, approximate: false }));
     // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
     embedding?.catch(() => {});
-    const learning = this.learning;
+    const learning = this.usageOf.learning;
     const usageLoad = learning?.load(
       changed.flatMap(({ tool }) => (learning.get(tool.name) ? [] : [tool.name])),
       abortSignal,
@@ -206,7 +212,7 @@ export class ToolIndex {
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
       this.channels.set(slot, analyzed[i], vectors[i], source);
-      if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
+      this.usageOf.applyIfLearned(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
     if (changed.length > 0) this.changes++;
@@ -221,7 +227,7 @@ export class ToolIndex {
       if (entry === undefined) continue;
       this.entries.delete(name);
       this.channels.delete(entry.slot);
-      this.learning?.evict(name);
+      this.usageOf.learning?.evict(name);
       this.slotNames[entry.slot] = undefined;
       this.freeSlots.push(entry.slot);
       removed++;
@@ -264,7 +270,7 @@ export class ToolIndex {
     checkSearchArguments({ query, topK, mode });
     const k = Math.floor(topK);
     if (k < 1 || this.entries.size === 0 || query.trim() === '') return { hits: [], leaders: 0 };
-    this.syncUsageNow();
+    this.usageOf.syncWhenDue();
     const accept = acceptorFor(filter, slot => this.toolAt(slot));
     const needs = mode === 'multi' ? distinctNeeds(query, this.channels.lexical) : [];
     const queries = needs.length > 1 ? [query, ...needs] : [query];
@@ -290,8 +296,7 @@ export class ToolIndex {
           return name === undefined ? undefined : toolEmbeddingText(this.toolAt(slot));
         },
         onExact: slot => {
-          const name = this.slotNames[slot] as string;
-          if (this.learning?.get(name)) this.applyUsage(name, slot);
+          this.usageOf.applyIfLearned(this.slotNames[slot] as string, slot);
           // Results cached by version (the middleware's) were ranked without it.
           if (this.rescore === 'after') this.changes++;
         },
@@ -338,72 +343,22 @@ export class ToolIndex {
     tool: string;
     abortSignal?: AbortSignal;
   }): Promise<boolean> {
-    const learning = this.learningOrThrow();
-    checkSearchArguments({ query, topK: 1, mode: 'multi' });
-    const entry = this.entries.get(tool);
-    if (entry === undefined)
-      throw new InvalidArgumentError({
-        argument: 'tool',
-        value: tool,
-        message: 'not in the index',
-      });
-    const request = await this.channels.describeRequest(query, entry.slot, abortSignal);
-    if (request === undefined) return false;
-    await learning.add({ name: tool, ...request });
-    const current = this.entries.get(tool);
-    if (current !== undefined) this.applyUsage(tool, current.slot);
-    this.changes++;
-    return true;
+    return this.usageOf.learn({ query, tool, abortSignal });
   }
 
   /** Forgets what was learned about `tools`, here and in the shared store. */
-  async forget(tools: string | readonly string[]): Promise<void> {
-    const learning = this.learningOrThrow();
-    for (const name of typeof tools === 'string' ? [tools] : tools) {
-      await learning.forget(name);
-      const entry = this.entries.get(name);
-      if (entry !== undefined) this.applyUsage(name, entry.slot);
-    }
-    this.changes++;
+  forget(tools: string | readonly string[]): Promise<void> {
+    return this.usageOf.forget(tools);
   }
 
   /** What the index has learned about a tool (terms per request; text only with `keepText`). */
   usage(tool: string): Readonly<ToolUsage> | undefined {
-    const usage = this.learning?.get(tool);
-    return usage && usage.requests.length > 0 ? usage : undefined;
+    return this.usageOf.usage(tool);
   }
 
   /** Picks up what other replicas learned (searches do this every `syncEveryMs` on their own). */
-  async syncUsage(abortSignal?: AbortSignal): Promise<number> {
-    const changed = (await this.learning?.load(this.names(), abortSignal)) ?? [];
-    for (const name of changed) {
-      const entry = this.entries.get(name);
-      if (entry !== undefined) this.applyUsage(name, entry.slot);
-    }
-    if (changed.length > 0) this.changes++;
-    return changed.length;
-  }
-
-  private syncUsageNow(): void {
-    const every = this.learning?.syncEveryMs ?? 0;
-    if (every <= 0 || Date.now() - this.lastSync < every) return;
-    this.lastSync = Date.now();
-    void this.syncUsage().catch(() => {}); // store failures are reported as learning events
-  }
-
-  private applyUsage(name: string, slot: number): void {
-    this.channels.applyUsage(slot, this.learning?.get(name), this.learning?.vectorWeight ?? 0);
-  }
-
-  private learningOrThrow(): ToolLearning {
-    if (this.learning === undefined) {
-      throw new InvalidArgumentError({
-        argument: 'learning',
-        value: undefined,
-        message: 'this index does not learn; create it with createToolIndex({ learning: true })',
-      });
-    }
-    return this.learning;
+  syncUsage(abortSignal?: AbortSignal): Promise<number> {
+    return this.usageOf.sync(abortSignal);
   }
 
   private toolAt(slot: number): ToolDescriptor {
@@ -424,7 +379,7 @@ export class ToolIndex {
         })),
       onRebuilt: () => {
         for (const { tool, slot } of this.entries.values())
-          if (this.learning?.get(tool.name)) this.applyUsage(tool.name, slot);
+          this.usageOf.applyIfLearned(tool.name, slot);
       },
       abortSignal,
     });

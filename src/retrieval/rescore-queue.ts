@@ -1,7 +1,4 @@
-const nextTurn = (): Promise<void> =>
-  new Promise(resolve =>
-    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
-  );
+import { nextTurn } from '../util/next-turn.ts';
 
 /**
  * Background reads of exact vectors (see `rescoreCandidates`), one after another, so each reads

@@ -17,6 +17,7 @@ import { RescoreQueue } from './rescore-queue.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
+import { nextTurn } from '../util/next-turn.ts';
 
 /** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
 export type ToolIndexOptions = {
@@ -51,11 +52,6 @@ const MIN_POOL = 50;
 
 // Tools tokenised between yields to the event loop during an upsert.
 const ANALYZE_SLICE = 200;
-
-const yieldToEventLoop = (): Promise<void> =>
-  new Promise(resolve =>
-    typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0),
-  );
 
 /**
  * A searchable catalog of tools. Upserts re-embed only tools whose content
@@ -194,7 +190,7 @@ export class ToolIndex {
     // costs no extra time. Yielding now and then lets that I/O make progress.
     const analyzed: (AnalyzedFields | undefined)[] = [];
     for (let i = 0; i < changed.length; i++) {
-      if (embedding && i % ANALYZE_SLICE === 0) await yieldToEventLoop();
+      if (embedding && i % ANALYZE_SLICE === 0) await nextTurn();
       analyzed.push(this.channels.lexical?.analyze(fields[i] as ToolFields));
     }
     const { vectors, approximate, reject } = embedding

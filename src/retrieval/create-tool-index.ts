@@ -118,6 +118,7 @@ export function createToolIndex({
     ...(fusion ? { fusion } : {}),
     ...(bm25 ? { bm25 } : {}),
     ...(rescore ? { rescore } : {}),
+    ...(resolvedCache?.analysis ? { analysis: resolvedCache.analysis } : {}),
     ...(learning
       ? {
           learning: new ToolLearning({

@@ -15,6 +15,8 @@ export type EmbeddingCacheEvent =
       ms: number;
       /** A whole-catalog snapshot was read (one round trip): `hits` is all `texts` or none. */
       snapshot?: boolean;
+      /** The snapshot was of the catalog's lexical analysis (its tokenised text), not its vectors. */
+      analysis?: boolean;
     }
   /** A stored vector was not used (another model, shape or corrupt); it is embedded again and replaced. */
   | { type: 'invalid-entry'; key: string; reason: string }

@@ -5,6 +5,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { sha256Base64Url } from '../util/sha256.ts';
 import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
 import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
+import { type AnalysisSnapshots, analysisSnapshots } from './analysis-cache.ts';
 import { snapshotCache } from './snapshot-cache.ts';
 import { storeGuard } from './store-guard.ts';
 import type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
@@ -73,6 +74,11 @@ export interface EmbeddingCache {
     keys: readonly string[];
     reason: string;
   }): Promise<void>;
+  /**
+   * Whole-catalog snapshots of the lexical analysis (each tool's tokenised text), so a warm start
+   * does not tokenise an unchanged catalog again; kept beside the vector snapshots.
+   */
+  analysis?: AnalysisSnapshots;
 }
 
 /** Options of {@link createEmbeddingCache}. */
@@ -211,6 +217,7 @@ export function createEmbeddingCache({
           readSnapshot: snapshots.read,
           writeSnapshot: snapshots.write,
           dropSnapshot: snapshots.drop,
+          analysis: analysisSnapshots({ guarded, storeKey, maxSnapshots, report }),
         }
       : {}),
     async read({ modelId, texts, dimensions, persist = true, abortSignal }) {

@@ -1,4 +1,5 @@
 import { PostingList } from './posting-list.ts';
+import { FIELD_COUNT, type TermCounts, USAGE_FIELD as USAGE } from './term-counts.ts';
 import { FIELD_NAMES, type FieldName, type ToolFields } from './tool-fields.ts';
 import { tokenize } from './tokenize.ts';
 import { TopKHeap } from './top-k-heap.ts';
@@ -29,9 +30,6 @@ export const DEFAULT_FIELD_WEIGHTS: Readonly<Record<FieldName, FieldWeight>> = {
   // The users' own words for the tool (learning from use): prose like the description.
   usage: { weight: 1, b: 0.75 },
 };
-
-const FIELD_COUNT = FIELD_NAMES.length;
-const USAGE = FIELD_NAMES.indexOf('usage');
 
 /** A tool's tokens per field (in `FIELD_NAMES` order), from {@link LexicalIndex.analyze}. */
 export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] };
@@ -94,8 +92,16 @@ export class LexicalIndex {
     return { tokens: FIELD_NAMES.map(field => tokenize(fields[field])) };
   }
 
-  /** Indexes (or re-indexes) the tool in `slot`, from its fields or their {@link analyze} result. */
-  set(slot: number, fields: ToolFields | AnalyzedFields): void {
+  /**
+   * Indexes (or re-indexes) the tool in `slot`, from its fields, their {@link analyze} result, or
+   * its term counts (a snapshot's, which the index then keeps as they are).
+   */
+  set(slot: number, fields: ToolFields | AnalyzedFields | TermCounts): void {
+    if ('terms' in fields) {
+      this.delete(slot);
+      this.add(slot, fields.terms as string[], fields.tf, fields.lengths);
+      return;
+    }
     const { tokens: perField } = 'tokens' in fields ? fields : this.analyze(fields);
     this.delete(slot);
     // The tool's distinct terms, found through their posting lists, which remember the last
@@ -152,6 +158,12 @@ export class LexicalIndex {
     this.delete(slot);
     this.add(slot, [...counts.keys()], tf, lengths);
     return true;
+  }
+
+  /** What the index holds for the tool in `slot` (its own text and any learned usage). */
+  termCounts(slot: number): TermCounts | undefined {
+    const doc = this.docs[slot];
+    return doc && { terms: doc.terms, tf: doc.tf, lengths: doc.lengths };
   }
 
   delete(slot: number): boolean {

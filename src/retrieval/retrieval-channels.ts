@@ -1,6 +1,7 @@
 import type { Embedder } from './embedder.ts';
 import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
 import { type AnalyzedFields, type Bm25fOptions, LexicalIndex } from './lexical-index.ts';
+import type { TermCounts } from './term-counts.ts';
 import { distinctNeeds, mergeNeeds } from './multi-need.ts';
 import { tokenize } from './tokenize.ts';
 import { MAX_TERMS_PER_REQUEST, type ToolUsage } from './usage-record.ts';
@@ -69,7 +70,7 @@ export class RetrievalChannels {
    */
   set(
     slot: number,
-    analyzed: AnalyzedFields | undefined,
+    analyzed: AnalyzedFields | TermCounts | undefined,
     vector: ArrayLike<number> | undefined,
     source?: SnapshotSource,
   ): void {

@@ -1,4 +1,3 @@
-import type { EmbeddingBacking } from './embedding-backing.ts';
 import type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
 import {
   type SnapshotChunk,
@@ -7,17 +6,10 @@ import {
   snapshotCatalog,
   snapshotDirections,
 } from './catalog-snapshot.ts';
+import { type Guarded, keepNewest, readChunks, writeChunks } from './snapshot-store.ts';
 
 /** Fewer vectors than this are read key by key: a snapshot pays off for catalogs, not for a tool. */
 export const MIN_SNAPSHOT_TEXTS = 64;
-
-const LIST_FORMAT = 'aitb-snaps1|';
-
-type Guarded = <T>(
-  operation: 'read' | 'write',
-  run: (backing: EmbeddingBacking) => Promise<T>,
-  abortSignal?: AbortSignal,
-) => Promise<T | undefined>;
 
 /** Reads and writes whole-catalog snapshots (see `catalog-snapshot.ts`) in a store. */
 export type SnapshotCache = {
@@ -85,15 +77,7 @@ export function snapshotCache({
       const keys = Array.from({ length: catalog.chunks }, (_, c) =>
         chunkKey(modelId, catalog.hash, c),
       );
-      // As bytes where the store keeps them (a quarter less to move than base64, off the heap).
-      const values = await guarded(
-        'read',
-        async b => {
-          const bytes = await b.bytes?.(keys[0]!);
-          return bytes ? bytes.read(keys) : b.read(keys);
-        },
-        abortSignal,
-      );
+      const values = await readChunks({ guarded, keys, abortSignal });
       if (values === undefined) return undefined;
       const total = catalog.keys.length;
       const decoded = [];
@@ -147,29 +131,23 @@ export function snapshotCache({
         hash: catalog.hash,
         vectors: catalog.keys.map(key => byKey.get(key)!),
       };
-      const written = await guarded('write', async b => {
-        const bytes = await b.bytes?.(keys[0]!);
-        if (bytes) {
-          const chunks = encodeSnapshot({ ...request, bytes: true });
-          await bytes.write(chunks.map((value, c) => ({ key: keys[c]!, bytes: value })));
-        } else {
-          const chunks: SnapshotChunk[] = encodeSnapshot(request);
-          await b.write(chunks.map((record, c) => ({ key: keys[c]!, record })));
-        }
-        return true;
+      const written = await writeChunks({
+        guarded,
+        keys,
+        encode: bytes =>
+          bytes
+            ? encodeSnapshot({ ...request, bytes: true })
+            : (encodeSnapshot(request) satisfies SnapshotChunk[]),
       });
-      if (written === undefined) return; // the store failed (reported): no list to update
-      // The model's list of snapshots, newest first; those past maxSnapshots are removed.
-      const [stored] = (await guarded('read', b => b.read([listKey(modelId)]))) ?? [];
-      const listed = parseList(stored).filter(entry => entry.h !== catalog.hash);
-      const kept = [{ h: catalog.hash, n: catalog.chunks }, ...listed].slice(0, maxSnapshots);
-      const dropped = listed.slice(maxSnapshots - 1);
-      const list = `${LIST_FORMAT}${JSON.stringify(kept)}`;
-      await guarded('write', b => b.write([{ key: listKey(modelId), record: list }]));
-      const stale = dropped.flatMap(({ h, n }) =>
-        Array.from({ length: n }, (_, c) => chunkKey(modelId, h, c)),
-      );
-      if (stale.length > 0) await guarded('write', b => b.remove(stale));
+      if (!written) return; // the store failed (reported): no list to update
+      await keepNewest({
+        guarded,
+        listKey: listKey(modelId),
+        hash: catalog.hash,
+        chunks: catalog.chunks,
+        maxSnapshots,
+        chunkKey: (hash, chunk) => chunkKey(modelId, hash, chunk),
+      });
     },
 
     async drop({ modelId, keys: rows, reason }) {
@@ -182,23 +160,4 @@ export function snapshotCache({
       await guarded('write', b => b.remove(keys));
     },
   };
-}
-
-function parseList(value: unknown): { h: string; n: number }[] {
-  if (typeof value !== 'string' || !value.startsWith(LIST_FORMAT)) return [];
-  try {
-    const parsed = JSON.parse(value.slice(LIST_FORMAT.length)) as unknown;
-    if (!Array.isArray(parsed)) return [];
-    // Only what this code writes: a hash (base64url) and a small chunk count.
-    return parsed.filter(
-      (entry): entry is { h: string; n: number } =>
-        typeof entry?.h === 'string' &&
-        /^[\w-]{43}$/.test(entry.h) &&
-        Number.isInteger(entry.n) &&
-        entry.n >= 1 &&
-        entry.n <= 100_000,
-    );
-  } catch {
-    return [];
-  }
 }

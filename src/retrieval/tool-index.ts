@@ -1,5 +1,6 @@
 import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
+import type { AnalysisSnapshots } from './analysis-cache.ts';
 import type { CatalogVectors, Embedder } from './embedder.ts';
 import type { FusionOptions } from './fusion.ts';
 import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
@@ -14,6 +15,8 @@ import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import { rescoreCandidates } from './rescore-candidates.ts';
 import { RescoreQueue } from './rescore-queue.ts';
+import { StoredAnalysis } from './stored-analysis.ts';
+import { type TermCounts, termCountsOf } from './term-counts.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
@@ -39,6 +42,12 @@ export type ToolIndexOptions = {
    * cold start's figures either way (bench:quality).
    */
   rescore?: 'after' | 'before';
+  /**
+   * Where a catalog's lexical analysis is kept between starts, so an unchanged catalog is not
+   * tokenised again (`createToolIndex` gives its store's); terms read from it are checked against
+   * the tools' text once they are search candidates (see `StoredAnalysis`).
+   */
+  analysis?: AnalysisSnapshots;
 };
 
 /** A search with the number of leading hits that are some need's best (see `searchWithLeaders`). */
@@ -75,6 +84,8 @@ export class ToolIndex {
   private changes = 0;
   private readonly rescore: 'after' | 'before';
   private readonly rescoring = new RescoreQueue();
+  private readonly analysis: AnalysisSnapshots | undefined;
+  private readonly storedAnalysis: StoredAnalysis;
 
   constructor({
     embedder,
@@ -83,6 +94,7 @@ export class ToolIndex {
     bm25,
     learning,
     rescore = 'after',
+    analysis,
   }: ToolIndexOptions = {}) {
     if (rescore !== 'after' && rescore !== 'before') {
       throw new InvalidArgumentError({
@@ -101,6 +113,8 @@ export class ToolIndex {
       });
     }
     this.channels = new RetrievalChannels({ embedder, retrieval: this.retrieval, fusion, bm25 });
+    this.analysis = this.channels.lexical && analysis;
+    this.storedAnalysis = new StoredAnalysis(this.channels.lexical);
     this.usageOf = new IndexLearning({
       learning,
       channels: this.channels,
@@ -162,9 +176,15 @@ export class ToolIndex {
     const { changed, unchanged } = diffCatalog(tools, name => this.entries.get(name)?.hash);
 
     const embedder = this.channels.embedder;
-    // Extracted once: the embedding texts and the lexical index both read them.
-    const fields = changed.map(({ tool }) => toolFields(tool));
-    const texts = () => fields.map(embeddingTextOf);
+    // Extracted once, if at all: the embedding texts and the lexical index both read them, and a
+    // warm start (both snapshots found) neither.
+    let fields: ToolFields[] | undefined;
+    const fieldsOf = () => (fields ??= changed.map(({ tool }) => toolFields(tool)));
+    const texts = () => fieldsOf().map(embeddingTextOf);
+    const hashes = changed.map(({ hash }) => hash);
+    // Asked first: its reply is small, and a hit spares the tokenising below.
+    const storedAnalysis = this.analysis?.read({ keys: hashes, abortSignal });
+    storedAnalysis?.catch(() => {});
     // A whole catalog comes from its snapshot when the store has one (approximate vectors,
     // rescored as they become candidates), found by the tools' hashes: its texts are built only
     // on a miss. Otherwise from the store key by key, or the model.
@@ -186,13 +206,26 @@ export class ToolIndex {
       abortSignal,
     );
     usageLoad?.catch(() => {});
+    const stored = await storedAnalysis;
+    const analysisSource = stored && {
+      reject: (reason: string) => this.analysis!.drop({ keys: hashes, reason }),
+      rejected: false,
+    };
     // Tokenising is CPU work: done while the embedder waits on its store or model, it
     // costs no extra time. Yielding now and then lets that I/O make progress.
-    const analyzed: (AnalyzedFields | undefined)[] = [];
-    for (let i = 0; i < changed.length; i++) {
+    const analyzed: (AnalyzedFields | TermCounts | undefined)[] = stored ?? [];
+    for (let i = 0; i < (stored ? 0 : changed.length); i++) {
       if (embedding && i % ANALYZE_SLICE === 0) await nextTurn();
-      analyzed.push(this.channels.lexical?.analyze(fields[i] as ToolFields));
+      analyzed.push(this.channels.lexical?.analyze(fieldsOf()[i] as ToolFields));
     }
+    // Kept while the embedder works: the write waits for the store, not for the model.
+    const keeping =
+      stored === undefined
+        ? this.analysis?.write({
+            keys: hashes,
+            rows: analyzed.map(fields => termCountsOf(fields as AnalyzedFields)),
+          })
+        : undefined;
     const { vectors, approximate, reject } = embedding
       ? await embedding
       : { vectors: [], approximate: false };
@@ -208,10 +241,13 @@ export class ToolIndex {
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
       this.channels.set(slot, analyzed[i], vectors[i], source);
+      if (analysisSource) this.storedAnalysis.add(slot, analysisSource);
+      else this.storedAnalysis.forget(slot);
       this.usageOf.applyIfLearned(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
     if (changed.length > 0) this.changes++;
+    await keeping;
     return result;
   }
 
@@ -223,6 +259,7 @@ export class ToolIndex {
       if (entry === undefined) continue;
       this.entries.delete(name);
       this.channels.delete(entry.slot);
+      this.storedAnalysis.forget(entry.slot);
       this.usageOf.learning?.evict(name);
       this.slotNames[entry.slot] = undefined;
       this.freeSlots.push(entry.slot);
@@ -303,6 +340,14 @@ export class ToolIndex {
       // Not tied to this search's signal: the vectors serve every later search.
       else this.rescoring.add(() => rescore(undefined));
     }
+    const replaced = this.storedAnalysis.verify({
+      queries,
+      pool,
+      accept,
+      fieldsOf: slot => toolFields(this.toolAt(slot)),
+      onReplaced: slot => this.usageOf.applyIfLearned(this.slotNames[slot] as string, slot),
+    });
+    if (replaced) this.changes++;
     const { merged, leaders } = this.channels.rankNeeds({
       queries,
       vectors: queryVectors,

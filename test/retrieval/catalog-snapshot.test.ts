@@ -47,9 +47,11 @@ function indexOn(
   return { index: createToolIndex({ embeddingModel, cache, rescore }), events, embeddingModel };
 }
 
+// Reads of vectors (the analysis snapshot's reads are tested in analysis-snapshot.test.ts).
 const reads = (events: EmbeddingCacheEvent[]) =>
   events.filter(
-    (event): event is Extract<EmbeddingCacheEvent, { type: 'read' }> => event.type === 'read',
+    (event): event is Extract<EmbeddingCacheEvent, { type: 'read' }> =>
+      event.type === 'read' && event.analysis !== true,
   );
 
 async function rankings(index: ReturnType<typeof createToolIndex>) {

@@ -111,20 +111,30 @@ describeRedis('embedding store on redis-server', () => {
     expect(embeddedTools(from)).toHaveLength(catalog.length);
     expect(first).toMatchObject({ added: catalog.length, retrieval: 'hybrid' });
     expect(first.selected).toContain('get_weather');
-    // A vector per tool, and the catalog's snapshot (one chunk) with the model's snapshot list.
+    // A vector per tool, the catalog's snapshot (one chunk) with the model's snapshot list, and
+    // the catalog's analysis (its tokenised text, one chunk) with its list.
     const keys = await storeOn('second-process').getKeys();
-    expect(keys.filter(key => !/:snapshots?:/.test(key))).toHaveLength(catalog.length);
+    const snapshotKeys = /:(snapshots?|analysis|analyses):/;
+    expect(keys.filter(key => !snapshotKeys.test(key))).toHaveLength(catalog.length);
     expect(keys.filter(key => /:snapshot:/.test(key))).toHaveLength(1);
     expect(keys.filter(key => /:snapshots:/.test(key))).toHaveLength(1);
+    expect(keys.filter(key => /:analysis:/.test(key))).toHaveLength(1);
+    expect(keys.filter(key => /:analyses:/.test(key))).toHaveLength(1);
 
     from = fake.requests.length;
     const second = await runProcess('second-process', catalog);
     expect(embeddedTools(from)).toEqual([]);
     expect(second.selected).toEqual(first.selected);
-    // The upsert: one snapshot read. After the selection: its candidates' exact vectors, in one read.
+    // The upsert: the analysis snapshot and the vector snapshot, one read each. After the
+    // selection: its candidates' exact vectors, in one read.
     expect(second.events.slice(0, second.upsertEvents)).toEqual([
+      expect.objectContaining({
+        ...{ type: 'read', snapshot: true, analysis: true },
+        ...{ hits: catalog.length, invalid: 0 },
+      }),
       expect.objectContaining({ type: 'read', snapshot: true, hits: catalog.length, invalid: 0 }),
     ]);
+    expect(second.events[1]).not.toHaveProperty('analysis');
     const rescored = second.events.slice(second.upsertEvents);
     expect(rescored).toEqual([expect.objectContaining({ type: 'read', invalid: 0 })]);
     const [read] = rescored as Extract<EmbeddingCacheEvent, { type: 'read' }>[];

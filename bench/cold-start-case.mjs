@@ -8,7 +8,9 @@
 //   MODE=lexical|hybrid CATALOG=tools.json QUERY='...' [OPENAI_BASE_URL=...]
 //   [STORE=redis REDIS_URL=... | STORE=file CACHE_FILE=...] node bench/cold-start-case.ts
 // MODE=lexical with APP_IMPORTS=1 (and the STORE settings) imports, and creates unused, what a
-// hybrid app has: the provider and the store, to tell their cost from the dense channel's.
+// hybrid app has: the provider and the store, to tell their cost from the dense channel's; with
+// LEXICAL_STORE=1 too, the lexical index gets the store (and reads the catalog's analysis snapshot
+// there, which the hybrid processes wrote).
 // Where the provider is imported, the case then makes the app's first model call with the
 // selection (the chat model of the fake server, as the middleware's `doGenerate` would): the
 // first answer, where a lexical app pays for its HTTP client too (a hybrid one paid it embedding
@@ -46,7 +48,9 @@ const index = lib.createToolIndex(
         ...(store ? { store } : { cache: env.CACHE_FILE }),
         onCacheEvent: event => cacheEvents.push(event),
       }
-    : {},
+    : env.LEXICAL_STORE === '1' && store
+      ? { store, onCacheEvent: event => cacheEvents.push(event) }
+      : {},
 );
 await index.upsert(tools);
 const indexed = performance.now();
@@ -100,7 +104,8 @@ console.log(
       ),
     },
     storeReads: cacheEvents.filter(event => event.type === 'read').length,
-    snapshotHit: cacheEvents.some(event => event.snapshot && event.hits > 0),
+    snapshotHit: cacheEvents.some(event => event.snapshot && !event.analysis && event.hits > 0),
+    analysisHit: cacheEvents.some(event => event.analysis && event.hits > 0),
     selected: (params.tools ?? []).map(tool => tool.name),
     cacheErrors: cacheEvents.filter(event => event.type !== 'read'),
   }),

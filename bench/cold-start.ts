@@ -8,10 +8,12 @@
 //                hybrid app does: what those cost a start, apart from the dense channel
 //   hybrid-cold  embedding model, empty store: every tool is embedded
 //   hybrid-warm  the store filled by the previous (cold) process
+//   lexical-warm lexical-app with the store given to the index: it reads the catalog's analysis
+//                snapshot (its tokenised text) as a warm hybrid start does
 // The store is a real redis-server when installed (else the JSON-lines file).
 // Each case also times the app's first model call with its selection, where it imports the
 // provider (all but lexical): the first answer.
-// Each case runs RUNS (5) times, the three cases in turn; figures are medians.
+// Each case runs RUNS (5) times, the cases in turn; figures are medians.
 // Usage: npm run bench:cold-start (writes bench/results/cold-start.json;
 // CPU_PROF_DIR=dir adds a V8 CPU profile per process).
 import { execFile } from 'node:child_process';
@@ -67,6 +69,7 @@ type CaseReport = {
   selected: string[];
   storeReads: number;
   snapshotHit: boolean;
+  analysisHit: boolean;
 };
 
 async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, string>) {
@@ -110,6 +113,7 @@ const cases: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
   'lexical-app': [],
   'hybrid-cold': [],
   'hybrid-warm': [],
+  'lexical-warm': [],
 };
 for (let i = 0; i < RUNS; i++) {
   // Each round starts from an empty store: a new Redis prefix... by flushing, or a new file.
@@ -120,6 +124,9 @@ for (let i = 0; i < RUNS; i++) {
   cases['lexical-app']!.push(await coldStart('lexical', { ...storeEnv, APP_IMPORTS: '1' }));
   cases['hybrid-cold']!.push(await coldStart('hybrid', storeEnv));
   cases['hybrid-warm']!.push(await coldStart('hybrid', storeEnv));
+  cases['lexical-warm']!.push(
+    await coldStart('lexical', { ...storeEnv, APP_IMPORTS: '1', LEXICAL_STORE: '1' }),
+  );
 }
 
 const cold = cases['hybrid-cold']!;
@@ -156,12 +163,13 @@ for (const [mode, runs] of Object.entries(cases)) {
     embeddedTexts: median(runs.map(r => r.embeddedTexts)),
     cpuMs: round(median(runs.map(r => r.cpuMs))),
     rssMiB: round(median(runs.map(r => r.rssMiB))),
-    ...(mode.startsWith('lexical')
+    ...(mode === 'lexical' || mode === 'lexical-app'
       ? {}
       : {
           store: storeName,
           storeReads: median(runs.map(r => r.storeReads)),
           snapshotHits: runs.filter(r => r.snapshotHit).length,
+          analysisHits: runs.filter(r => r.analysisHit).length,
         }),
     // Ratios in this run: against the lexical start and the hybrid one with an empty store
     // (the whole start), and building the index alone against the empty-store one.

@@ -24,7 +24,8 @@ export type CreateToolIndexOptions = {
   embedder?: Embedder;
   /**
    * A key-value store shared by every process and replica, so a cold start
-   * re-embeds only tools it has never seen: any unstorage `Storage` (Redis,
+   * re-embeds only tools it has never seen and does not tokenise an unchanged
+   * catalog again (with or without a model): any unstorage `Storage` (Redis,
    * Upstash, Vercel KV, Cloudflare KV, fs, memory...). Keys start with
    * `ai-toolbelt:embeddings:`; the same store can hold the app's other data.
    */

@@ -102,7 +102,8 @@ export type EmbeddingCacheOptions = {
   ttlSeconds?: number;
   /**
    * Whole-catalog snapshots kept per model in the store (the newest), so an unchanged catalog
-   * loads in one round trip; 0 reads every tool's vector on its own.
+   * loads in one round trip, and as many of catalogs' lexical analyses (so it is not tokenised
+   * again); 0 reads every tool's vector on its own and tokenises every catalog.
    */
   maxSnapshots?: number;
   /** Reads, rejected entries and store failures, for logs and metrics. */

@@ -1,26 +1,25 @@
 import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type { AnalysisSnapshots } from './analysis-cache.ts';
-import type { CatalogVectors, Embedder } from './embedder.ts';
+import type { Embedder } from './embedder.ts';
 import type { FusionOptions } from './fusion.ts';
-import type { AnalyzedFields, Bm25fOptions } from './lexical-index.ts';
+import type { Bm25fOptions } from './lexical-index.ts';
+import { loadChangedTools } from './load-changed-tools.ts';
 import { diffCatalog } from './catalog-diff.ts';
 import { distinctNeeds } from './multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
-import { type ToolFields, toolFields } from './tool-fields.ts';
+import { toolFields } from './tool-fields.ts';
 import type { ToolLearning } from './tool-learning.ts';
 import { IndexLearning } from './index-learning.ts';
-import { embeddingTextOf, toolEmbeddingKey, toolEmbeddingText } from './tool-text.ts';
+import { toolEmbeddingKey, toolEmbeddingText } from './tool-text.ts';
 import type { ToolUsage } from './usage-record.ts';
 import { RetrievalChannels } from './retrieval-channels.ts';
 import { rescoreCandidates } from './rescore-candidates.ts';
 import { RescoreQueue } from './rescore-queue.ts';
 import { StoredAnalysis } from './stored-analysis.ts';
-import { type TermCounts, termCountsOf } from './term-counts.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
-import { nextTurn } from '../util/next-turn.ts';
 
 /** Options of {@link ToolIndex}; see `createToolIndex` for the friendly front door. */
 export type ToolIndexOptions = {
@@ -58,9 +57,6 @@ type Entry = { slot: number; tool: ToolDescriptor; hash: string };
 // Each channel contributes this many candidates (at least) to fusion and to
 // the multi-need merge; deeper pools change nothing measurable.
 const MIN_POOL = 50;
-
-// Tools tokenised between yields to the event loop during an upsert.
-const ANALYZE_SLICE = 200;
 
 /**
  * A searchable catalog of tools. Upserts re-embed only tools whose content
@@ -175,62 +171,14 @@ export class ToolIndex {
   ): Promise<UpsertResult> {
     const { changed, unchanged } = diffCatalog(tools, name => this.entries.get(name)?.hash);
 
-    const embedder = this.channels.embedder;
-    // Extracted once, if at all: the embedding texts and the lexical index both read them, and a
-    // warm start (both snapshots found) neither.
-    let fields: ToolFields[] | undefined;
-    const fieldsOf = () => (fields ??= changed.map(({ tool }) => toolFields(tool)));
-    const texts = () => fieldsOf().map(embeddingTextOf);
-    const hashes = changed.map(({ hash }) => hash);
-    // Asked first: its reply is small, and a hit spares the tokenising below.
-    const storedAnalysis = this.analysis?.read({ keys: hashes, abortSignal });
-    storedAnalysis?.catch(() => {});
-    // A whole catalog comes from its snapshot when the store has one (approximate vectors,
-    // rescored as they become candidates), found by the tools' hashes: its texts are built only
-    // on a miss. Otherwise from the store key by key, or the model.
-    const embedding = !embedder
-      ? undefined
-      : embedder.embedCatalog
-        ? embedder.embedCatalog(
-            { keys: changed.map(({ hash }) => toolEmbeddingKey(hash)), texts },
-            { abortSignal },
-          )
-        : embedder
-            .embed(texts(), { abortSignal })
-            .then((vectors): CatalogVectors => ({ vectors, approximate: false }));
-    // Handled here, awaited below: a failure while we tokenise is not an unhandled rejection.
-    embedding?.catch(() => {});
-    const learning = this.usageOf.learning;
-    const usageLoad = learning?.load(
-      changed.flatMap(({ tool }) => (learning.get(tool.name) ? [] : [tool.name])),
+    const { analyzed, vectors, vectorSource, analysisSource } = await loadChangedTools({
+      changed,
+      lexical: this.channels.lexical,
+      embedder: this.channels.embedder,
+      analysis: this.analysis,
+      learning: this.usageOf.learning,
       abortSignal,
-    );
-    usageLoad?.catch(() => {});
-    const stored = await storedAnalysis;
-    const analysisSource = stored && {
-      reject: (reason: string) => this.analysis!.drop({ keys: hashes, reason }),
-      rejected: false,
-    };
-    // Tokenising is CPU work: done while the embedder waits on its store or model, it
-    // costs no extra time. Yielding now and then lets that I/O make progress.
-    const analyzed: (AnalyzedFields | TermCounts | undefined)[] = stored ?? [];
-    for (let i = 0; i < (stored ? 0 : changed.length); i++) {
-      if (embedding && i % ANALYZE_SLICE === 0) await nextTurn();
-      analyzed.push(this.channels.lexical?.analyze(fieldsOf()[i] as ToolFields));
-    }
-    // Kept while the embedder works: the write waits for the store, not for the model.
-    const keeping =
-      stored === undefined
-        ? this.analysis?.write({
-            keys: hashes,
-            rows: analyzed.map(fields => termCountsOf(fields as AnalyzedFields)),
-          })
-        : undefined;
-    const { vectors, approximate, reject } = embedding
-      ? await embedding
-      : { vectors: [], approximate: false };
-    const source = approximate ? { reject, rejected: false } : undefined;
-    await usageLoad;
+    });
     if (vectors.length > 0) await this.matchDimensions(vectors[0]!, abortSignal);
     this.channels.reserve(this.slotNames.length + changed.length);
 
@@ -240,14 +188,13 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.channels.set(slot, analyzed[i], vectors[i], source);
+      this.channels.set(slot, analyzed[i], vectors[i], vectorSource);
       if (analysisSource) this.storedAnalysis.add(slot, analysisSource);
       else this.storedAnalysis.forget(slot);
       this.usageOf.applyIfLearned(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
     if (changed.length > 0) this.changes++;
-    await keeping;
     return result;
   }
 

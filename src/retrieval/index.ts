@@ -1,3 +1,4 @@
+export type { AnalysisSnapshots } from './analysis-cache.ts';
 export { readEvalQueries, readToolCatalog, type EvalQuery } from './catalog-file.ts';
 export { createToolIndex, type CreateToolIndexOptions } from './create-tool-index.ts';
 export {
@@ -15,4 +16,5 @@ export {
 export { learnFromQueries } from './learn-from-queries.ts';
 export { ToolIndex } from './tool-index.ts';
 export type { LearningEvent, LearningOptions } from './tool-learning.ts';
+export type { TermCounts } from './term-counts.ts';
 export type * from './types.ts';

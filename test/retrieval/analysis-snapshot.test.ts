@@ -19,7 +19,7 @@ import {
 } from '../../src/retrieval/embedding-cache.ts';
 import { LexicalIndex } from '../../src/retrieval/lexical-index.ts';
 import { type TermCounts, sameToolText, termCountsOf } from '../../src/retrieval/term-counts.ts';
-import { toolFields } from '../../src/retrieval/tool-fields.ts';
+import { FIELD_NAMES, toolFields } from '../../src/retrieval/tool-fields.ts';
 import { toolHash } from '../../src/retrieval/tool-text.ts';
 import type { ToolDescriptor } from '../../src/retrieval/types.ts';
 import { hashingEmbeddingModel } from '../helpers/hashing-embedding-model.ts';
@@ -142,6 +142,8 @@ describe('analysis snapshots', () => {
   });
 
   it('compare the text a tool was indexed with, leaving learned usage out', () => {
+    // A snapshot stores every field before usage, which must stay the last one.
+    expect(FIELD_NAMES.indexOf('usage')).toBe(FIELD_NAMES.length - 1);
     const tool = catalog[0]!;
     const fresh = countsOf(tool);
     const index = new LexicalIndex();

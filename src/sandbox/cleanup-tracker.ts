@@ -1,8 +1,9 @@
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
-import { dockerCall, isGone } from './docker-call.ts';
+import { isGone } from './docker-call.ts';
 import { isTransportError, toEngineError } from './engine-errors.ts';
 import { PendingWork } from '../util/pending-work.ts';
+import { removeContainer } from './remove-container.ts';
 
 /**
  * Removes used containers in the background (a gVisor teardown takes ~70-100 ms, which
@@ -46,11 +47,7 @@ export class CleanupTracker {
    * reported as described above); callers that must know the container is gone await it.
    */
   remove(container: Docker.Container): Promise<void> {
-    const removal = dockerCall({
-      operation: 'container remove',
-      timeoutMs: this.dockerTimeoutMs,
-      call: abortSignal => container.remove({ force: true, v: true, abortSignal }),
-    }).then(
+    const removal = removeContainer({ container, dockerTimeoutMs: this.dockerTimeoutMs }).then(
       () => undefined,
       (error: unknown) => {
         // 404: already gone; 409: another removal of it is in progress.

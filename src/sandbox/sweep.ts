@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../errors/sandbox-cleanup-error.ts';
 import { dockerCall, isGone } from './docker-call.ts';
+import { removeContainer } from './remove-container.ts';
 import {
   EXPIRES_LABEL,
   HOST_LABEL,
@@ -67,13 +68,7 @@ export async function removeContainers({
   dockerTimeoutMs: number;
 }): Promise<{ removed: string[]; failed: { id: string; cause: unknown }[] }> {
   const results = await Promise.allSettled(
-    ids.map(id =>
-      dockerCall({
-        operation: 'container remove',
-        timeoutMs: dockerTimeoutMs,
-        call: abortSignal => docker.getContainer(id).remove({ force: true, v: true, abortSignal }),
-      }),
-    ),
+    ids.map(id => removeContainer({ container: docker.getContainer(id), dockerTimeoutMs })),
   );
   const removed: string[] = [];
   const failed: { id: string; cause: unknown }[] = [];

@@ -21,7 +21,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readToolCatalog } from '../src/retrieval/catalog-file.ts';
+import { readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
 import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
 import { benchResults } from './bench-results.ts';

@@ -3,9 +3,9 @@
 // result becomes the next prompt's assistant message), with no state kept between
 // requests but the conversation itself. Used by bench/middleware.ts.
 import type { LanguageModelMiddleware } from 'ai';
-import type { EvalQuery } from '../src/retrieval/catalog-file.ts';
+import type { EvalQuery } from '../src/retrieval/eval/catalog-file.ts';
 import type { ToolDescriptor } from '../src/retrieval/types.ts';
-import type { ToolSelector } from '../src/middleware/tool-selector.ts';
+import type { ToolSelector } from '../src/middleware/selection/tool-selector.ts';
 
 // Short follow-ups people type after an answer: little content of their own.
 const FOLLOW_UPS = [

@@ -19,12 +19,12 @@ import {
   bootstrapCommand,
   createNonce,
   encodeRunInput,
-} from '../src/sandbox/bootstrap.ts';
-import { containerSpec } from '../src/sandbox/container-spec.ts';
-import { resolveDockerSandboxOptions } from '../src/sandbox/docker-sandbox-options.ts';
-import { FrameDemuxer } from '../src/sandbox/frame-demuxer.ts';
-import { INSTANCE_LABEL } from '../src/sandbox/labels.ts';
-import { resolveRecordCaps } from '../src/sandbox/record-budget.ts';
+} from '../src/sandbox/in-container/bootstrap.ts';
+import { containerSpec } from '../src/sandbox/docker/container-spec.ts';
+import { resolveDockerSandboxOptions } from '../src/sandbox/options/docker-sandbox-options.ts';
+import { FrameDemuxer } from '../src/sandbox/docker/frame-demuxer.ts';
+import { INSTANCE_LABEL } from '../src/sandbox/docker/labels.ts';
+import { resolveRecordCaps } from '../src/sandbox/output/record-budget.ts';
 import { type ClosedLoopResult, closedLoop } from './closed-loop.ts';
 
 /** A bare container, attached and started, with what it printed so far. */

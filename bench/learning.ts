@@ -14,10 +14,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type EvalQuery, readEvalQueries, readToolCatalog } from '../src/retrieval/catalog-file.ts';
+import {
+  type EvalQuery,
+  readEvalQueries,
+  readToolCatalog,
+} from '../src/retrieval/eval/catalog-file.ts';
 import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
-import { evaluateRetrieval } from '../src/retrieval/evaluate-retrieval.ts';
-import { learnFromQueries } from '../src/retrieval/learn-from-queries.ts';
+import { evaluateRetrieval } from '../src/retrieval/eval/evaluate-retrieval.ts';
+import { learnFromQueries } from '../src/retrieval/eval/learn-from-queries.ts';
 import { hashingEmbeddingModel } from '../test/helpers/hashing-embedding-model.ts';
 import { benchResults } from './bench-results.ts';
 

@@ -7,8 +7,8 @@
 // (writes bench/results/lexical.json)
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readEvalQueries, readToolCatalog } from '../src/retrieval/catalog-file.ts';
-import { LexicalIndex } from '../src/retrieval/lexical-index.ts';
+import { readEvalQueries, readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
+import { LexicalIndex } from '../src/retrieval/lexical/lexical-index.ts';
 import { toolFields } from '../src/retrieval/tool-fields.ts';
 import { benchResults } from './bench-results.ts';
 

@@ -16,19 +16,19 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createStorage } from 'unstorage';
-import { readEvalQueries, readToolCatalog } from '../src/retrieval/catalog-file.ts';
+import { readEvalQueries, readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
 import {
   decodeSnapshotChunk,
   encodeSnapshot,
   snapshotCatalog,
   snapshotVectors,
-} from '../src/retrieval/catalog-snapshot.ts';
+} from '../src/retrieval/snapshots/catalog-snapshot.ts';
 import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import {
   type EmbeddingCacheEvent,
   createEmbeddingCache,
 } from '../src/retrieval/embedding-cache.ts';
-import { evaluateRetrieval } from '../src/retrieval/evaluate-retrieval.ts';
+import { evaluateRetrieval } from '../src/retrieval/eval/evaluate-retrieval.ts';
 import type { ToolIndex } from '../src/retrieval/tool-index.ts';
 import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
 import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cosineSimilarity } from 'ai';
-import { VectorIndex } from '../src/retrieval/vector-index.ts';
+import { VectorIndex } from '../src/retrieval/dense/vector-index.ts';
 import { benchResults } from './bench-results.ts';
 
 const { values } = parseArgs({

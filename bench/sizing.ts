@@ -12,8 +12,8 @@
 // - idleMiB: each idle container, as docker stats counts it (see idle-memory.ts).
 // Removal is not included (it happens after the container's work).
 import type Docker from 'dockerode';
-import { DEFAULT_PREIMPORT } from '../src/sandbox/default-image.ts';
-import { INSTANCE_LABEL } from '../src/sandbox/labels.ts';
+import { DEFAULT_PREIMPORT } from '../src/sandbox/options/default-image.ts';
+import { INSTANCE_LABEL } from '../src/sandbox/docker/labels.ts';
 import { type BareContainer, bareContainerSpec, startBare } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
 import { engineProcesses, findProcesses, processCpuSeconds } from './proc-cpu.ts';

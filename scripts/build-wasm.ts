@@ -1,12 +1,12 @@
-// Compiles src/retrieval/dot-scan.wat to the base64 module embedded in
-// src/retrieval/dot-scan-wasm.ts. Run after editing the .wat:
+// Compiles src/retrieval/structures/dot-scan.wat to the base64 module embedded in
+// src/retrieval/structures/dot-scan-wasm.ts. Run after editing the .wat:
 //   node scripts/build-wasm.ts          (write)
 //   node scripts/build-wasm.ts --check  (exit 1 if the embedded bytes are stale)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import wabt from 'wabt';
 
-const dir = join(import.meta.dirname, '..', 'src', 'retrieval');
+const dir = join(import.meta.dirname, '..', 'src', 'retrieval', 'structures');
 const source = readFileSync(join(dir, 'dot-scan.wat'), 'utf8');
 const module = (await wabt()).parseWat('dot-scan.wat', source, { simd: true });
 const { buffer } = module.toBinary({});

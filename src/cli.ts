@@ -3,9 +3,9 @@ import { parseArgs } from 'node:util';
 import { indexFromFlags } from './cli/index-from-flags.ts';
 import { ToolbeltError } from './errors/toolbelt-error.ts';
 import { UsageError } from './errors/usage-error.ts';
-import { readEvalQueries } from './retrieval/catalog-file.ts';
-import { evaluateRetrieval } from './retrieval/evaluate-retrieval.ts';
-import { learnFromQueries } from './retrieval/learn-from-queries.ts';
+import { readEvalQueries } from './retrieval/eval/catalog-file.ts';
+import { evaluateRetrieval } from './retrieval/eval/evaluate-retrieval.ts';
+import { learnFromQueries } from './retrieval/eval/learn-from-queries.ts';
 import type { QueryMode } from './retrieval/types.ts';
 
 const USAGE = `Usage:

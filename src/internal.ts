@@ -2,13 +2,13 @@
 // the CLI and users who need one piece on its own. No semver promise: names here may change in
 // any release. Node only where a piece is (the sandbox sweep loads dockerode).
 export { calledTools, extractQuery, type ConversationMessage } from './middleware/conversation.ts';
-export type { SelectionMarker } from './middleware/selection-marker.ts';
+export type { SelectionMarker } from './middleware/selection/selection-marker.ts';
 export {
   ToolSelector,
   type OfferedTool,
   type Selection,
   type SelectorOptions,
-} from './middleware/tool-selector.ts';
+} from './middleware/selection/tool-selector.ts';
 export { pythonToolDescription } from './python/python-tool-description.ts';
 export { errorFingerprint } from './repair/error-fingerprint.ts';
 export { extractCode } from './repair/extract-code.ts';
@@ -27,28 +27,28 @@ export {
   type EmbeddingCacheRead,
   type EmbeddingCacheWrite,
 } from './retrieval/embedding-cache.ts';
-export type { EmbeddingRecord } from './retrieval/embedding-record.ts';
+export type { EmbeddingRecord } from './retrieval/store/embedding-record.ts';
 export {
   createEmbedder,
   type CreateEmbedderOptions,
   type EmbedOptions,
-} from './retrieval/embedder.ts';
-export { fuseRankings, type FusionOptions } from './retrieval/fusion.ts';
+} from './retrieval/dense/embedder.ts';
+export { fuseRankings, type FusionOptions } from './retrieval/ranking/fusion.ts';
 export {
   DEFAULT_FIELD_WEIGHTS,
   LexicalIndex,
   type Bm25fOptions,
   type FieldWeight,
-} from './retrieval/lexical-index.ts';
-export { splitNeeds } from './retrieval/split-needs.ts';
-export { splitWords, visitWords } from './retrieval/split-words.ts';
-export { tokenize, type TokenizeOptions } from './retrieval/tokenize.ts';
+} from './retrieval/lexical/lexical-index.ts';
+export { splitNeeds } from './retrieval/ranking/split-needs.ts';
+export { splitWords, visitWords } from './retrieval/lexical/split-words.ts';
+export { tokenize, type TokenizeOptions } from './retrieval/lexical/tokenize.ts';
 export { toolEmbeddingText } from './retrieval/tool-text.ts';
 export type { LedSearch, ToolIndexOptions } from './retrieval/tool-index.ts';
-export { ToolLearning, USAGE_STORE_PREFIX } from './retrieval/tool-learning.ts';
-export type { ToolUsage } from './retrieval/usage-record.ts';
-export { TopKHeap } from './retrieval/top-k-heap.ts';
-export { VectorIndex, type VectorIndexOptions } from './retrieval/vector-index.ts';
+export { ToolLearning, USAGE_STORE_PREFIX } from './retrieval/learning/tool-learning.ts';
+export type { ToolUsage } from './retrieval/learning/usage-record.ts';
+export { TopKHeap } from './retrieval/structures/top-k-heap.ts';
+export { VectorIndex, type VectorIndexOptions } from './retrieval/dense/vector-index.ts';
 export { createMcpTool, type McpCall } from './mcp/catalog/create-mcp-tool.ts';
 export { listAllTools } from './mcp/catalog/list-all-tools.ts';
 export { assignToolNames } from './mcp/catalog/tool-names.ts';
@@ -57,5 +57,5 @@ export {
   type McpCallResult,
   type ModelOutput,
 } from './mcp/calls/to-model-output.ts';
-export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/labels.ts';
-export { listSandboxContainers, sweepStaleContainers } from './sandbox/sweep.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/docker/labels.ts';
+export { listSandboxContainers, sweepStaleContainers } from './sandbox/docker/sweep.ts';

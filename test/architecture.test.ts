@@ -46,38 +46,62 @@ function importGraph(): Map<string, string[]> {
 const fileCount = (dir: string) =>
   readdirSync(dir, { withFileTypes: true }).filter(entry => entry.isFile()).length;
 
-/** The capability folder of a file under src (`sandbox` for src/sandbox/session/x.ts). */
-const folderOf = (file: string) => relative(src, file).split('/')[0]!.replace(/\.ts$/, '');
+/**
+ * What `file` is as seen from `dir`: the room (sub-folder) holding it, or the file itself when
+ * it sits directly in `dir`; undefined when it is outside `dir`.
+ */
+function nodeIn(dir: string, file: string): string | undefined {
+  const path = relative(dir, file);
+  if (path.startsWith('..')) return undefined;
+  const [head, ...rest] = path.split('/');
+  return rest.length > 0 ? `${head}/` : head;
+}
+
+/** The cycles of a directed graph, each as `a -> b -> a` (depth-first, from every node). */
+function cyclesOf(edges: Map<string, Set<string>>): string[] {
+  const cycles = new Set<string>();
+  const visit = (node: string, path: string[]) => {
+    for (const next of edges.get(node) ?? []) {
+      if (next === path[0]) cycles.add([...path, next].join(' -> '));
+      else if (!path.includes(next) && next > path[0]!) visit(next, [...path, next]);
+    }
+  };
+  for (const start of edges.keys()) visit(start, [start]);
+  return [...cycles];
+}
+
+/** Files that nothing under src imports, yet belong: the package's entries and the CLI's. */
+const ENTRIES = ['index.ts', 'internal.ts', 'cli.ts', 'mcp/index.ts', 'sandbox/index.ts'];
 
 /** Folders allowed more than {@link MAX_FILES} files, and why. */
 const LARGE_FOLDERS: Record<string, string> = {
   errors: 'one file per error class, by rule',
-  sandbox: 'not split by concept yet (issue 24 split mcp/)',
-  retrieval: 'not split by concept yet (issue 24 split mcp/)',
-  middleware: 'not split by concept yet (issue 24 split mcp/)',
 };
 const MAX_FILES = 12;
 
 describe('source layout', () => {
-  it('has no import cycle between capability folders', () => {
-    const edges = new Map<string, Set<string>>();
-    for (const [file, targets] of importGraph()) {
-      const from = folderOf(file);
-      for (const target of targets) {
-        const to = folderOf(target);
-        if (to !== from) edges.set(from, (edges.get(from) ?? new Set()).add(to));
-      }
-    }
-    expect(edges.size).toBeGreaterThan(3); // the scan did find the folders' imports
-    // Depth-first search for a path back to where it started.
+  // At every level a folder's rooms (sub-folders, each taken whole) and its own files import
+  // one another without a circle: a room is built on its siblings or on the files beside it,
+  // never on something that is built on the room.
+  it('has no import cycle between the rooms of any folder', () => {
+    const graph = importGraph();
     const cycles: string[] = [];
-    const visit = (node: string, path: string[]) => {
-      for (const next of edges.get(node) ?? []) {
-        if (next === path[0]) cycles.push([...path, next].join(' -> '));
-        else if (!path.includes(next)) visit(next, [...path, next]);
+    let edgeCount = 0;
+    for (const dir of folders(src)) {
+      const edges = new Map<string, Set<string>>();
+      for (const [file, targets] of graph) {
+        const from = nodeIn(dir, file);
+        if (from === undefined) continue;
+        for (const target of targets) {
+          const to = nodeIn(dir, target);
+          if (to === undefined || to === from) continue;
+          edges.set(from, (edges.get(from) ?? new Set()).add(to));
+          edgeCount++;
+        }
       }
-    };
-    for (const start of edges.keys()) visit(start, [start]);
+      cycles.push(...cyclesOf(edges).map(cycle => `${relative(src, dir) || 'src'}: ${cycle}`));
+    }
+    expect(edgeCount).toBeGreaterThan(300); // the scan did find the rooms' imports
     expect(cycles).toEqual([]);
   });
 
@@ -113,9 +137,19 @@ describe('source layout', () => {
     expect(circles).toEqual([]);
   });
 
-  it(`keeps folders to ${MAX_FILES} files (a larger one wants sub-folders by concept)`, () => {
+  it('has no source file that nothing imports', () => {
+    const graph = importGraph();
+    const imported = new Set([...graph.values()].flat());
+    const orphans = [...graph.keys()]
+      .map(file => relative(src, file))
+      .filter(file => !ENTRIES.includes(file) && !imported.has(join(src, file)));
+    expect(graph.size).toBeGreaterThan(100);
+    expect(orphans).toEqual([]);
+  });
+
+  it(`keeps every folder to ${MAX_FILES} files (a larger one wants rooms by concept)`, () => {
     const sizes = folders(src).map(dir => ({ dir: relative(src, dir), files: fileCount(dir) }));
-    expect(sizes.length).toBeGreaterThan(10);
+    expect(sizes.length).toBeGreaterThan(20);
     const crowded = sizes.filter(({ dir, files }) => files > MAX_FILES && !(dir in LARGE_FOLDERS));
     expect(crowded).toEqual([]);
     // The exceptions are still large: an entry that no longer needs to be there goes.
@@ -123,15 +157,21 @@ describe('source layout', () => {
       expect(fileCount(join(src, dir)), dir).toBeGreaterThan(MAX_FILES);
   });
 
-  it('opens each src/mcp sub-folder with a line saying what it is for', () => {
-    const subFolders = folders(join(src, 'mcp')).slice(1);
-    expect(subFolders.length).toBeGreaterThan(4);
-    const missing = subFolders.filter(dir => {
-      const name = basename(dir);
-      return !readdirSync(dir).some(file =>
-        readFileSync(join(dir, file), 'utf8').startsWith(`// ${name}/: `),
-      );
-    });
+  it('opens each room (a sub-folder of a capability folder) with a line saying what lives there', () => {
+    const rooms = folders(src).filter(dir => relative(src, dir).split('/').length >= 2);
+    expect(rooms.length).toBeGreaterThan(20);
+    const missing = rooms
+      .filter(dir => {
+        const name = basename(dir);
+        return !readdirSync(dir, { withFileTypes: true }).some(
+          entry =>
+            entry.isFile() &&
+            readFileSync(join(dir, entry.name), 'utf8').startsWith(
+              entry.name.endsWith('.py') ? `# ${name}/: ` : `// ${name}/: `,
+            ),
+        );
+      })
+      .map(dir => relative(src, dir));
     expect(missing).toEqual([]);
   });
 });

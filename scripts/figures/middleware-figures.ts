@@ -1,5 +1,5 @@
 // Figures of bench:middleware and bench:mcp.
-import { measuredOn, ms, num, pct, table } from './format.ts';
+import { measuredOn, ms, num, pct, ratio, table } from './format.ts';
 import type { Results, Row } from './results.ts';
 import type { Renderers } from './update-docs.ts';
 
@@ -97,8 +97,36 @@ function telemetryTable(results: Results): string {
   ].join('\n');
 }
 
+function warmStartTable(results: Results): string {
+  const rows = results.rows('middleware', { bench: 'warm-start' });
+  if (rows.length === 0) throw new Error('bench:middleware has no warm-start rows');
+  return [
+    table(
+      [
+        'tools',
+        'warm load',
+        'first search cold / warm',
+        'searches 901-1,000 cold / warm (median)',
+        'warm / cold',
+        'warm background done by search',
+      ],
+      rows.map(row => [
+        num(n(row, 'tools')),
+        ms(n(row, 'warmLoadMs')),
+        `${ms(n(row, 'coldFirstSearchMs'))} / ${ms(n(row, 'warmFirstSearchMs'))}`,
+        `${ms(n(row, 'coldSearch901to1000Ms'))} / ${ms(n(row, 'warmSearch901to1000Ms'))}`,
+        ratio(n(row, 'warmOverCold')),
+        num(n(row, 'warmBackgroundDoneBySearch')),
+      ]),
+    ),
+    '',
+    `A hybrid index built from the model (cold) and one loaded from the snapshots it left in the store (warm) answer the same ${num(n(rows[0]!, 'searches'))} searches, alternating, each after a turn of the event loop; the query embedded by the local fake OpenAI-compatible server (1,536-d), from memory after its first time. ${measuredOn(results.file('middleware').machine, 'npm run bench:middleware')}`,
+  ].join('\n');
+}
+
 export const middlewareFigures: Renderers = {
   blocks: {
+    'middleware-warm-start': warmStartTable,
     'middleware-steps': stepParagraph,
     'mcp-table': mcpTable,
     'mcp-summary': mcpSentence,

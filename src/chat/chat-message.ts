@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import type { McpElicitationPart } from '../mcp/elicitation/elicitation-broker.ts';
 import type { PythonAttemptEvent, PythonToolOutput } from '../python/python-tool-output.ts';
-import type { SelectedTool, ToolSelectionEvent } from '../middleware/tool-selector.ts';
+import type { SelectedTool, ToolSelectionEvent } from '../middleware/selection/tool-selector.ts';
 
 /** The `data-tool-selection` part {@link chatResponse} writes: what one model call was offered. */
 export type ToolSelectionData = {

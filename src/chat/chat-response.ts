@@ -16,7 +16,7 @@ import {
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { repairGuardMiddleware } from '../middleware/repair-guard-middleware.ts';
 import { toolResultImagesMiddleware } from '../middleware/tool-result-images-middleware.ts';
-import { toolSelection } from '../middleware/tool-selection.ts';
+import { toolSelection } from '../middleware/selection/tool-selection.ts';
 import { pythonAttachments } from '../python/python-attachments.ts';
 import type { PythonSandbox } from '../python/python-sandbox.ts';
 import { pythonTool, type PythonToolOptions } from '../python/python-tool.ts';

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors/usage-error.ts';
-import { readToolCatalog } from '../retrieval/catalog-file.ts';
+import { readToolCatalog } from '../retrieval/eval/catalog-file.ts';
 import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
 

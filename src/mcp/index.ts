@@ -5,7 +5,7 @@ export { connectMcpServers, type ConnectMcpServersOptions } from './toolbox/conn
 export { McpToolbox } from './toolbox/mcp-toolbox.ts';
 export type { McpAuthorizationRequest } from './toolbox/toolbox-options.ts';
 export { createMcpOAuth, type McpOAuth, type McpOAuthOptions } from './auth/create-mcp-oauth.ts';
-export type { SealedStoreStorage as McpAuthStore } from '../util/sealed-store.ts';
+export type { SealedStoreStorage as McpAuthStore } from '../util/sealing/sealed-store.ts';
 export type { McpServerAuth } from './auth/connection-auth.ts';
 export type {
   McpElicitationHandler,

@@ -1,4 +1,4 @@
-import { MAX_RUN_NOTES } from '../sandbox/record-budget.ts';
+import { MAX_RUN_NOTES } from '../sandbox/output/record-budget.ts';
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
 import { encodeBase64 } from '../util/base64.ts';
 

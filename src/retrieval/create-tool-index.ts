@@ -6,10 +6,10 @@ import {
   type EmbeddingCacheEvent,
   createEmbeddingCache,
 } from './embedding-cache.ts';
-import { type Embedder, createEmbedder } from './embedder.ts';
-import type { FusionOptions } from './fusion.ts';
-import type { Bm25fOptions } from './lexical-index.ts';
-import { type LearningOptions, ToolLearning } from './tool-learning.ts';
+import { type Embedder, createEmbedder } from './dense/embedder.ts';
+import type { FusionOptions } from './ranking/fusion.ts';
+import type { Bm25fOptions } from './lexical/lexical-index.ts';
+import { type LearningOptions, ToolLearning } from './learning/tool-learning.ts';
 import { ToolIndex } from './tool-index.ts';
 
 /** Options of {@link createToolIndex}. */

@@ -3,14 +3,14 @@ import type { Storage } from 'unstorage';
 import { StoreError } from '../errors/store-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import { sha256Base64Url } from '../util/sha256.ts';
-import { type EmbeddingBacking, fileBacking, storeBacking } from './embedding-backing.ts';
-import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './embedding-record.ts';
-import { type AnalysisSnapshots, analysisSnapshots } from './analysis-cache.ts';
-import { snapshotCache } from './snapshot-cache.ts';
-import { storeGuard } from './store-guard.ts';
-import type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
+import { type EmbeddingBacking, fileBacking, storeBacking } from './store/embedding-backing.ts';
+import { decodeEmbeddingRecord, encodeEmbeddingRecord } from './store/embedding-record.ts';
+import { type AnalysisSnapshots, analysisSnapshots } from './snapshots/analysis-cache.ts';
+import { snapshotCache } from './snapshots/snapshot-cache.ts';
+import { storeGuard } from './store/store-guard.ts';
+import type { EmbeddingCacheEvent } from './store/embedding-cache-event.ts';
 
-export type { EmbeddingCacheEvent } from './embedding-cache-event.ts';
+export type { EmbeddingCacheEvent } from './store/embedding-cache-event.ts';
 
 /** One lookup of {@link EmbeddingCache.read}. */
 export type EmbeddingCacheRead = {

@@ -1,23 +1,22 @@
 import { DuplicateToolError } from '../errors/duplicate-tool-error.ts';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { AnalysisSnapshots } from './analysis-cache.ts';
-import type { Embedder } from './embedder.ts';
-import type { FusionOptions } from './fusion.ts';
-import type { Bm25fOptions } from './lexical-index.ts';
-import { loadChangedTools } from './load-changed-tools.ts';
+import type { AnalysisSnapshots } from './snapshots/analysis-cache.ts';
+import type { Embedder } from './dense/embedder.ts';
+import type { FusionOptions } from './ranking/fusion.ts';
+import type { Bm25fOptions } from './lexical/lexical-index.ts';
+import { loadChangedTools } from './warm-start/load-changed-tools.ts';
 import { diffCatalog } from './catalog-diff.ts';
-import { distinctNeeds } from './multi-need.ts';
+import { distinctNeeds } from './ranking/multi-need.ts';
 import { acceptorFor, checkSearchArguments } from './search-arguments.ts';
 import { toolFields } from './tool-fields.ts';
-import type { ToolLearning } from './tool-learning.ts';
-import { IndexLearning } from './index-learning.ts';
+import type { ToolLearning } from './learning/tool-learning.ts';
+import { IndexLearning } from './learning/index-learning.ts';
 import { toolEmbeddingKey, toolEmbeddingText } from './tool-text.ts';
-import type { ToolUsage } from './usage-record.ts';
-import { RetrievalChannels } from './retrieval-channels.ts';
-import { rescoreCandidates } from './rescore-candidates.ts';
-import { RescoreQueue } from './rescore-queue.ts';
-import { StoredAnalysis } from './stored-analysis.ts';
+import type { ToolUsage } from './learning/usage-record.ts';
+import { RetrievalChannels } from './ranking/retrieval-channels.ts';
+import { WarmStart } from './warm-start/warm-start.ts';
 import type { ScoredTool, SearchOptions, ToolDescriptor, UpsertResult } from './types.ts';
+import { abortable } from '../util/abortable.ts';
 import { traceQueryEmbedding } from '../telemetry/selection-telemetry.ts';
 import { activeTracer } from '../telemetry/tracer.ts';
 
@@ -35,16 +34,18 @@ export type ToolIndexOptions = {
   learning?: ToolLearning;
   /**
    * When a search's candidates hold approximate vectors (from a catalog snapshot): `'after'`
-   * ranks with them and reads the exact ones in the background, so the next searches rank with
-   * those (`rescored()` waits for them); `'before'` reads them before ranking. An int8 vector
-   * is within a cosine of about 0.9999 of its exact one: on the dev sets, a warm start gives the
-   * cold start's figures either way (bench:quality).
+   * ranks with them and reads their exact ones first among the background reads that replace
+   * every approximate vector, so later searches rank with those (`rescored()` waits for them);
+   * `'before'` reads them before answering. An int8 vector is within a cosine of about 0.9999
+   * of its exact one: on the dev sets, a warm start gives the cold start's figures either way
+   * (bench:quality).
    */
   rescore?: 'after' | 'before';
   /**
    * Where a catalog's lexical analysis is kept between starts, so an unchanged catalog is not
    * tokenised again (`createToolIndex` gives its store's); terms read from it are checked against
-   * the tools' text once they are search candidates (see `StoredAnalysis`).
+   * the tools' text, a search's candidates before its answer and the rest in the background
+   * (see `WarmStart`).
    */
   analysis?: AnalysisSnapshots;
 };
@@ -78,10 +79,8 @@ export class ToolIndex {
   private readonly channels: RetrievalChannels;
   private readonly usageOf: IndexLearning;
   private changes = 0;
-  private readonly rescore: 'after' | 'before';
-  private readonly rescoring = new RescoreQueue();
   private readonly analysis: AnalysisSnapshots | undefined;
-  private readonly storedAnalysis: StoredAnalysis;
+  private readonly warmStart: WarmStart;
 
   constructor({
     embedder,
@@ -99,7 +98,6 @@ export class ToolIndex {
         message: "expected 'after' or 'before'",
       });
     }
-    this.rescore = rescore;
     this.retrieval = retrieval ?? (embedder ? 'hybrid' : 'lexical');
     if (this.retrieval !== 'lexical' && embedder === undefined) {
       throw new InvalidArgumentError({
@@ -110,7 +108,21 @@ export class ToolIndex {
     }
     this.channels = new RetrievalChannels({ embedder, retrieval: this.retrieval, fusion, bm25 });
     this.analysis = this.channels.lexical && analysis;
-    this.storedAnalysis = new StoredAnalysis(this.channels.lexical);
+    this.warmStart = new WarmStart({
+      channels: this.channels,
+      rescore,
+      fieldsOf: slot => toolFields(this.toolAt(slot)),
+      textOf: slot =>
+        this.slotNames[slot] === undefined ? undefined : toolEmbeddingText(this.toolAt(slot)),
+      catalog: () =>
+        [...this.entries.values()].map(({ slot, tool, hash }) => ({
+          slot,
+          key: toolEmbeddingKey(hash),
+          text: toolEmbeddingText(tool),
+        })),
+      onReplaced: slot => this.usageOf.applyIfLearned(this.slotNames[slot] as string, slot),
+      changed: () => this.changes++,
+    });
     this.usageOf = new IndexLearning({
       learning,
       channels: this.channels,
@@ -179,7 +191,9 @@ export class ToolIndex {
       learning: this.usageOf.learning,
       abortSignal,
     });
-    if (vectors.length > 0) await this.matchDimensions(vectors[0]!, abortSignal);
+    // Stored vectors of another length than the model's new ones: all are embedded again.
+    if (vectors.length > 0 && this.warmStart.differsFrom(vectors[0]!))
+      await abortable(this.warmStart.rebuildVectors(), abortSignal);
     this.channels.reserve(this.slotNames.length + changed.length);
 
     const result: UpsertResult = { added: [], updated: [], unchanged };
@@ -188,9 +202,8 @@ export class ToolIndex {
       const slot = existing?.slot ?? this.freeSlots.pop() ?? this.slotNames.length;
       this.slotNames[slot] = tool.name;
       this.entries.set(tool.name, { slot, tool, hash });
-      this.channels.set(slot, analyzed[i], vectors[i], vectorSource);
-      if (analysisSource) this.storedAnalysis.add(slot, analysisSource);
-      else this.storedAnalysis.forget(slot);
+      this.channels.set(slot, analyzed[i], vectors[i], { approximate: vectorSource !== undefined });
+      this.warmStart.loaded(slot, { terms: analysisSource, vector: vectorSource });
       this.usageOf.applyIfLearned(tool.name, slot);
       (existing ? result.updated : result.added).push(tool.name);
     });
@@ -206,7 +219,7 @@ export class ToolIndex {
       if (entry === undefined) continue;
       this.entries.delete(name);
       this.channels.delete(entry.slot);
-      this.storedAnalysis.forget(entry.slot);
+      this.warmStart.forget(entry.slot);
       this.usageOf.learning?.evict(name);
       this.slotNames[entry.slot] = undefined;
       this.freeSlots.push(entry.slot);
@@ -225,8 +238,9 @@ export class ToolIndex {
   }
 
   /**
-   * Resolves once the exact vectors that searches went to read in the background (`rescore:
-   * 'after'`) are in place, or could not be had (a later search tries again); never rejects.
+   * Resolves once a warm start's background work is done: every approximate vector replaced by
+   * its exact one and every tool's stored terms checked, or a read failed (a later search starts
+   * again); never rejects.
    *
    * @example
    * ```ts
@@ -235,7 +249,7 @@ export class ToolIndex {
    * ```
    */
   rescored(): Promise<void> {
-    return this.rescoring.settled();
+    return this.warmStart.settled();
   }
 
   /**
@@ -262,46 +276,23 @@ export class ToolIndex {
           embed: () => this.channels.embedQueries(queries, abortSignal),
         })
       : await this.channels.embedQueries(queries, abortSignal);
-    if (queryVectors.length > 0)
-      await this.matchDimensions(queryVectors[0] as Float32Array, abortSignal);
-    const pool = Math.max(k, MIN_POOL);
-    const rescore = (signal: AbortSignal | undefined) =>
-      rescoreCandidates({
-        channels: this.channels,
-        vectors: queryVectors,
-        pool,
-        accept,
-        textOf: slot => {
-          const name = this.slotNames[slot];
-          return name === undefined ? undefined : toolEmbeddingText(this.toolAt(slot));
-        },
-        onExact: slot => {
-          this.usageOf.applyIfLearned(this.slotNames[slot] as string, slot);
-          // Results cached by version (the middleware's) were ranked without it.
-          if (this.rescore === 'after') this.changes++;
-        },
-        abortSignal: signal,
-      });
-    if (this.channels.approximateCount > 0) {
-      if (this.rescore === 'before') await rescore(abortSignal);
-      // Not tied to this search's signal: the vectors serve every later search.
-      else this.rescoring.add(() => rescore(undefined));
+    let vectors = queryVectors;
+    if (queryVectors.length > 0 && this.warmStart.differsFrom(queryVectors[0]!)) {
+      // The stored vectors are of another length than the model's: they are embedded again in
+      // the background; meanwhile a hybrid index ranks lexically, a dense one has to wait.
+      const rebuilt = this.warmStart.rebuildVectors();
+      if (this.retrieval === 'dense') await abortable(rebuilt, abortSignal);
+      else {
+        rebuilt.catch(() => {}); // a later search tries again
+        vectors = [];
+      }
     }
-    const replaced = this.storedAnalysis.verify({
-      queries,
-      pool,
-      accept,
-      fieldsOf: slot => toolFields(this.toolAt(slot)),
-      onReplaced: slot => this.usageOf.applyIfLearned(this.slotNames[slot] as string, slot),
-    });
-    if (replaced) this.changes++;
-    const { merged, leaders } = this.channels.rankNeeds({
-      queries,
-      vectors: queryVectors,
-      topK: k,
-      pool,
-      accept,
-    });
+    const pool = Math.max(k, MIN_POOL);
+    const rank = () => this.channels.rankNeeds({ queries, vectors, topK: k, pool, accept });
+    let ranked = rank();
+    // What came from snapshots is checked as the search's candidates: a change ranks again.
+    while (await this.warmStart.checkRanking(ranked.candidates, abortSignal)) ranked = rank();
+    const { merged, leaders } = ranked;
     const hits = merged.map(({ slot, score }) => {
       const tool = this.toolAt(slot);
       return {
@@ -351,26 +342,5 @@ export class ToolIndex {
 
   private toolAt(slot: number): ToolDescriptor {
     return (this.entries.get(this.slotNames[slot] as string) as Entry).tool;
-  }
-
-  private async matchDimensions(
-    vector: ArrayLike<number>,
-    abortSignal?: AbortSignal,
-  ): Promise<void> {
-    const rebuilt = await this.channels.matchDimensions({
-      vector,
-      tools: () =>
-        [...this.entries.values()].map(({ slot, tool, hash }) => ({
-          slot,
-          key: toolEmbeddingKey(hash),
-          text: toolEmbeddingText(tool),
-        })),
-      onRebuilt: () => {
-        for (const { tool, slot } of this.entries.values())
-          this.usageOf.applyIfLearned(tool.name, slot);
-      },
-      abortSignal,
-    });
-    if (rebuilt) this.changes++;
   }
 }

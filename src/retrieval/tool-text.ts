@@ -1,5 +1,5 @@
 import { sha256Base64Url } from '../util/sha256.ts';
-import { splitWords } from './split-words.ts';
+import { splitWords } from './lexical/split-words.ts';
 import { type ToolFields, toolFields } from './tool-fields.ts';
 import type { ToolDescriptor } from './types.ts';
 

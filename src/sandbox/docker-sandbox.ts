@@ -6,19 +6,19 @@ import {
   resolveDockerSandboxOptions,
   type DockerSandboxOptions,
   type ResolvedDockerSandboxOptions,
-} from './docker-sandbox-options.ts';
+} from './options/docker-sandbox-options.ts';
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 import { type SessionOptions, resolveSessionOptions } from './session/session-options.ts';
-import { Engine } from './engine.ts';
-import type { SandboxEngineStatus } from './engine-types.ts';
-import { EngineSet } from './engine-set.ts';
-import { runOnFleet } from './fleet-run.ts';
-import { startSessionOnFleet } from './fleet-session.ts';
-import { checkRunArguments } from './run-arguments.ts';
+import { Engine } from './engines/engine.ts';
+import type { SandboxEngineStatus } from './engines/engine-types.ts';
+import { EngineSet } from './engines/engine-set.ts';
+import { runOnFleet } from './engines/fleet-run.ts';
+import { startSessionOnFleet } from './session/fleet-session.ts';
+import { checkRunArguments } from './run/run-arguments.ts';
 import { ConversationInterpreters } from './conversation/conversation-interpreters.ts';
 import { checkConversation } from './conversation/check-conversation.ts';
 import { recordBusyRejection, traceSandboxRun } from '../telemetry/sandbox-telemetry.ts';
-import { resolveConversationOptions } from './conversation/conversation-options.ts';
+import { resolveConversationOptions } from './options/conversation-options.ts';
 import type {
   ConversationSandbox,
   Sandbox,

@@ -1,13 +1,13 @@
 // ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does
 // not. Its errors are also exported here (the same classes as the root entry's).
 export type * from './types.ts';
-export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
+export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './options/default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
-export type { DockerSandboxOptions } from './docker-sandbox-options.ts';
-export type { ConversationOptions } from './conversation/conversation-options.ts';
-export type { FleetOptions } from './fleet-options.ts';
-export type { SandboxEngine, SandboxEngineOptions } from './engine-address.ts';
-export type { SandboxEngineStatus } from './engine-types.ts';
+export type { DockerSandboxOptions } from './options/docker-sandbox-options.ts';
+export type { ConversationOptions } from './options/conversation-options.ts';
+export type { FleetOptions } from './options/fleet-options.ts';
+export type { SandboxEngine, SandboxEngineOptions } from './options/engine-address.ts';
+export type { SandboxEngineStatus } from './engines/engine-types.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export type { SessionOptions, SessionRunResult } from './session/session-options.ts';
 export type { SandboxUnavailableReason } from '../errors/sandbox-unavailable-error.ts';

@@ -1,5 +1,5 @@
 import { MockEmbeddingModelV4 } from 'ai/test';
-import { tokenize } from '../../src/retrieval/tokenize.ts';
+import { tokenize } from '../../src/retrieval/lexical/tokenize.ts';
 
 /**
  * A stand-in embedding model for tests (no model is reachable here): a hashed

@@ -15,9 +15,12 @@ import {
   wrapLanguageModel,
 } from 'ai';
 import { describe, expect, it } from 'vitest';
-import type { ToolLearnEvent } from '../../src/middleware/learn-from-calls.ts';
-import { toolSelection, toolSelectionMiddleware } from '../../src/middleware/tool-selection.ts';
-import type { ToolSelectionEvent } from '../../src/middleware/tool-selector.ts';
+import type { ToolLearnEvent } from '../../src/middleware/selection/learn-from-calls.ts';
+import {
+  toolSelection,
+  toolSelectionMiddleware,
+} from '../../src/middleware/selection/tool-selection.ts';
+import type { ToolSelectionEvent } from '../../src/middleware/selection/tool-selector.ts';
 import { createToolIndex } from '../../src/retrieval/create-tool-index.ts';
 import { BASIC_TOOLS, syntheticTools, toToolSet } from '../helpers/catalog.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';

@@ -1,7 +1,7 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
 import { BASIC_TOOLS, syntheticTools, toToolSet } from '../helpers/catalog.ts';
 

@@ -1,6 +1,6 @@
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
 import { createToolIndex } from '../../src/retrieval/create-tool-index.ts';
 import { BASIC_TOOLS, codeWord, syntheticTools, toToolSet } from '../helpers/catalog.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';

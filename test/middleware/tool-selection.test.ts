@@ -1,7 +1,7 @@
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
-import type { ToolSelectionEvent } from '../../src/middleware/tool-selector.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
+import type { ToolSelectionEvent } from '../../src/middleware/selection/tool-selector.ts';
 import { createToolIndex } from '../../src/retrieval/create-tool-index.ts';
 import { BASIC_TOOLS, syntheticTools, toToolSet } from '../helpers/catalog.ts';
 import { embeddedCount, hashingEmbeddingModel } from '../helpers/hashing-embedding-model.ts';

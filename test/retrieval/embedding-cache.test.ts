@@ -11,7 +11,7 @@ import {
   createEmbeddingCache,
   embeddingCacheKey,
 } from '../../src/retrieval/embedding-cache.ts';
-import { encodeEmbeddingRecord } from '../../src/retrieval/embedding-record.ts';
+import { encodeEmbeddingRecord } from '../../src/retrieval/store/embedding-record.ts';
 import { toolEmbeddingText } from '../../src/retrieval/tool-text.ts';
 import { embeddedCount, hashingEmbeddingModel } from '../helpers/hashing-embedding-model.ts';
 
@@ -193,10 +193,16 @@ describe('embedding cache on an unstorage store', () => {
     const { model, index } = indexOn(store);
     await index.upsert(tools);
     expect(embeddedCount(model)).toBe(0); // nothing to compare with yet
+    // The query's own 64-dimension vector shows the stored 16 are stale: this search ranks
+    // lexically while all are embedded again, once, in the background.
     const [hit] = await index.search('juliet widgets', { topK: 1 });
     expect(hit?.name).toBe('tool_9');
-    // The query's own 64-dimension vector showed the stored 16 were stale: all re-embedded once.
+    await index.rescored();
     expect(embeddedCount(model)).toBe(31);
+    const [dense] = await createToolIndex({ embeddingModel: model, store, retrieval: 'dense' })
+      .upsert(tools)
+      .then(() => index.search('juliet widgets', { topK: 1 }));
+    expect(dense?.name).toBe('tool_9');
     expect(await store.getItem(storeKey(toolEmbeddingText(tools[0]!)))).toMatch(
       `aitb-emb1|64|${MODEL}|`,
     );

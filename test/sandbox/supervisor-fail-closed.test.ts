@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exitStatus } from '../../src/sandbox/run-in-container.ts';
-import { SUPERVISOR_UNSAFE_EXIT } from '../../src/sandbox/bootstrap.ts';
-import { pythonSource } from '../../src/sandbox/python-source.ts';
+import { exitStatus } from '../../src/sandbox/run/run-in-container.ts';
+import { SUPERVISOR_UNSAFE_EXIT } from '../../src/sandbox/in-container/bootstrap.ts';
+import { pythonSource } from '../../src/sandbox/in-container/python-source.ts';
 
 const SUPERVISOR_SOURCE = pythonSource('run_supervisor');
 const BOOTSTRAP_SOURCE = pythonSource('run_bootstrap');

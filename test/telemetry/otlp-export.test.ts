@@ -13,7 +13,7 @@ import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connectMcpServers, type McpToolbox } from '../../src/mcp/index.ts';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';
 import { type OtelHarness, installOtel } from './otel-harness.ts';
 

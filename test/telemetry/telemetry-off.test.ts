@@ -14,7 +14,7 @@ import { generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/invalid-argument-error.ts';
 import { connectMcpServers, type McpToolbox } from '../../src/mcp/index.ts';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import type { DockerSandbox } from '../../src/sandbox/index.ts';
 import { configureTelemetry } from '../../src/telemetry/configure-telemetry.ts';

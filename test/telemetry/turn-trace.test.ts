@@ -7,7 +7,7 @@ import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { connectMcpServers, type McpToolbox } from '../../src/mcp/index.ts';
 import { repairGuardMiddleware } from '../../src/middleware/repair-guard-middleware.ts';
-import { toolSelection } from '../../src/middleware/tool-selection.ts';
+import { toolSelection } from '../../src/middleware/selection/tool-selection.ts';
 import { pythonTool } from '../../src/python/python-tool.ts';
 import type { DockerSandbox } from '../../src/sandbox/index.ts';
 import { configureTelemetry } from '../../src/telemetry/configure-telemetry.ts';

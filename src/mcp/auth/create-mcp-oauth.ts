@@ -10,8 +10,8 @@ import {
   SealedStore,
   type SealedStoreStorage,
   type SealingSecret,
-} from '../../util/sealed-store.ts';
-import { sealingKeys } from '../../util/sealing-keys.ts';
+} from '../../util/sealing/sealed-store.ts';
+import { sealingKeys } from '../../util/sealing/sealing-keys.ts';
 import {
   type FlowRecord,
   StoredOAuthProvider,

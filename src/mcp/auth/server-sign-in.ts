@@ -1,7 +1,13 @@
 import { McpAuthorizationError } from '../../errors/mcp-authorization-error.ts';
-import type { McpServerConfig } from '../types.ts';
-import { ConnectionAuth } from './connection-auth.ts';
+import { ConnectionAuth, type McpServerAuth } from './connection-auth.ts';
 import { isMcpOAuth } from './create-mcp-oauth.ts';
+
+/** What sign-in reads of an HTTP server's config (kept here so auth/ does not depend on ../types.ts). */
+type SignInConfig = {
+  url: string | URL;
+  auth: McpServerAuth | undefined;
+  authAllowedAddresses?: readonly string[] | undefined;
+};
 
 /**
  * The sign-in state of one server connection: its {@link ConnectionAuth}
@@ -34,8 +40,8 @@ export class ServerSignIn {
   constructor(options: {
     /** The server's name. */
     server: string;
-    /** How to reach it; only an HTTP config with `auth` signs in. */
-    config: McpServerConfig;
+    /** Its config (an `McpServerConfig`); only an HTTP config with `auth` signs in. */
+    config: SignInConfig | object;
     /** The user, for servers with per-user `auth`. */
     userId: string | undefined;
     /** Told when the user has to sign in. */
@@ -43,9 +49,9 @@ export class ServerSignIn {
   }) {
     this.server = options.server;
     this.onAuthorizationRequired = options.onAuthorizationRequired;
-    const { config } = options;
-    this.appWide = 'auth' in config && config.auth !== undefined && !isMcpOAuth(config.auth);
-    if ('auth' in config && config.auth !== undefined) {
+    const config = options.config as Partial<SignInConfig>;
+    this.appWide = config.auth !== undefined && !isMcpOAuth(config.auth);
+    if (config.auth !== undefined && config.url !== undefined) {
       this.auth = new ConnectionAuth({
         server: options.server,
         serverUrl: new URL(config.url).href,

@@ -8,7 +8,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { SealedKeySegment, SealedStore } from '../../util/sealed-store.ts';
+import type { SealedKeySegment, SealedStore } from '../../util/sealing/sealed-store.ts';
 
 /** Settings shared by every provider of one `createMcpOAuth()`. */
 export type StoredOAuthSettings = {

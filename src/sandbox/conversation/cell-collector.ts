@@ -1,8 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
-import { parseArtifactMeta, toArtifact } from '../artifacts.ts';
-import { ByteBuffer } from '../byte-buffer.ts';
+import { parseArtifactMeta, toArtifact } from '../output/artifacts.ts';
+import { ByteBuffer } from '../output/byte-buffer.ts';
 import type { SandboxFile, SandboxImage, SandboxOutputChunk, SandboxResult } from '../types.ts';
-import { RecordBudget } from '../record-budget.ts';
+import { RecordBudget } from '../output/record-budget.ts';
 import type { CellFrame, CellRequest } from './cell-protocol.ts';
 
 /** Room for a record's header line (`file {json}`) on top of its bytes. */

@@ -1,8 +1,8 @@
-import type { RecordCaps } from '../record-budget.ts';
+import type { RecordCaps } from '../output/record-budget.ts';
 
 /**
  * The wire format between the host and an interpreter's supervisor (see
- * `src/sandbox/python/interpreter_supervisor.py`), over the container's stdin and stdout.
+ * `src/sandbox/in-container/interpreter_supervisor.py`), over the container's stdin and stdout.
  */
 const MAGIC = 'ATB1';
 

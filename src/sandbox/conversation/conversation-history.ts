@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { SealedStore, type SealedStoreStorage } from '../../util/sealed-store.ts';
-import type { ResolvedConversationOptions } from './conversation-options.ts';
+import { SealedStore, type SealedStoreStorage } from '../../util/sealing/sealed-store.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 
 /** A cell kept for restoring: its code (it succeeded when it ran). */
 export type KeptCell = {

@@ -1,7 +1,9 @@
+// conversation/: conversation interpreters: a live Python per chat, its history, replay after loss,
+// placement on engines.
 import type Docker from 'dockerode';
-import { dockerCall, isGone } from '../docker-call.ts';
-import type { EngineSet } from '../engine-set.ts';
-import { resolveRecordCaps } from '../record-budget.ts';
+import { dockerCall, isGone } from '../docker/docker-call.ts';
+import type { EngineSet } from '../engines/engine-set.ts';
+import { resolveRecordCaps } from '../output/record-budget.ts';
 import type {
   InterpreterRestore,
   SandboxCellResult,
@@ -12,8 +14,8 @@ import type { CellRequest } from './cell-protocol.ts';
 import { ConversationHistory, type InterpreterHandle, type Owner } from './conversation-history.ts';
 import { InterpreterPool } from './interpreter-pool.ts';
 import { makeRoomForUser } from './user-interpreters.ts';
-import type { ResolvedDockerSandboxOptions } from '../docker-sandbox-options.ts';
-import type { ResolvedConversationOptions } from './conversation-options.ts';
+import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import {
   type KnownInterpreter,
   type PlacedInterpreter,

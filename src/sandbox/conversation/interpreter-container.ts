@@ -1,12 +1,12 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
-import type { CleanupTracker } from '../cleanup-tracker.ts';
-import { containerSpec, type ContainerLimits } from '../container-spec.ts';
-import { createContainer } from '../create-container.ts';
-import { dockerCall } from '../docker-call.ts';
-import { FrameDemuxer } from '../frame-demuxer.ts';
-import { pythonSource } from '../python-source.ts';
+import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
+import { containerSpec, type ContainerLimits } from '../docker/container-spec.ts';
+import { createContainer } from '../docker/create-container.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import { FrameDemuxer } from '../docker/frame-demuxer.ts';
+import { pythonSource } from '../in-container/python-source.ts';
 import { CellFrameParser, encodeHello } from './cell-protocol.ts';
 
 /** Stderr kept from a supervisor that failed to start (it says why). */

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
-import { dockerCall } from '../docker-call.ts';
-import type { Engine } from '../engine.ts';
-import { isTransportError } from '../engine-errors.ts';
-import type { EngineSet } from '../engine-set.ts';
-import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../labels.ts';
-import type { ResolvedConversationOptions } from './conversation-options.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import type { Engine } from '../engines/engine.ts';
+import { isTransportError } from '../docker/engine-errors.ts';
+import type { EngineSet } from '../engines/engine-set.ts';
+import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../docker/labels.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 
 /** What this process knows of an interpreter it used: for least-recently-used eviction. */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Engine } from '../engine.ts';
+import type { Engine } from '../engines/engine.ts';
 import { PendingWork } from '../../util/pending-work.ts';
-import type { ResolvedConversationOptions } from './conversation-options.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
-import { dockerCall } from '../docker-call.ts';
+import { dockerCall } from '../docker/docker-call.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer handed out. */
 const EXPIRY_MARGIN_MS = 30_000;

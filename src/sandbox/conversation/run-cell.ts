@@ -1,10 +1,10 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { createNonce } from '../bootstrap.ts';
-import { dockerCall, isGone } from '../docker-call.ts';
-import { exitedState } from '../exited-state.ts';
-import { FrameDemuxer } from '../frame-demuxer.ts';
-import { guardedCallback } from '../run-in-container.ts';
+import { createNonce } from '../in-container/bootstrap.ts';
+import { dockerCall, isGone } from '../docker/docker-call.ts';
+import { exitedState } from '../docker/exited-state.ts';
+import { FrameDemuxer } from '../docker/frame-demuxer.ts';
+import { guardedCallback } from '../run/run-in-container.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
 import { CellCollector } from './cell-collector.ts';
 import { type CellRequest, CellFrameParser, encodeCell } from './cell-protocol.ts';

@@ -1,6 +1,6 @@
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
-import { dockerCall } from '../docker-call.ts';
-import type { EngineSet } from '../engine-set.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import type { EngineSet } from '../engines/engine-set.ts';
 import type { ConversationHistory, UserInterpreter } from './conversation-history.ts';
 import type { KnownInterpreter } from './interpreter-placement.ts';
 

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
-import type { EngineLink } from '../engine-types.ts';
+import type { EngineLink } from '../engines/engine-types.ts';
 import type { ContainerExitWatch } from './exec-process.ts';
 
 /**

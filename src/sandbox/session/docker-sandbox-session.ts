@@ -1,3 +1,5 @@
+// session/: the AI SDK's sandbox session on one long-lived container: exec, files, its place in the
+// fleet.
 import { posix } from 'node:path';
 import type {
   Experimental_SandboxDirectoryEntry as SandboxDirectoryEntry,
@@ -8,11 +10,11 @@ import type {
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
-import type { CleanupTracker } from '../cleanup-tracker.ts';
-import { containerSpec, type ContainerLimits } from '../container-spec.ts';
-import { createContainer } from '../create-container.ts';
-import { dockerCall } from '../docker-call.ts';
-import type { EngineLink } from '../engine-types.ts';
+import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
+import { containerSpec, type ContainerLimits } from '../docker/container-spec.ts';
+import { createContainer } from '../docker/create-container.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import type { EngineLink } from '../engines/engine-types.ts';
 import { watchContainerExit } from './container-exit.ts';
 import { startExec } from './exec-process.ts';
 import type { SessionRunResult } from './session-options.ts';

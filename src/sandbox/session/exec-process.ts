@@ -1,8 +1,8 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { SANDBOX_USER } from '../container-spec.ts';
-import { dockerCall } from '../docker-call.ts';
-import { FrameDemuxer } from '../frame-demuxer.ts';
+import { SANDBOX_USER } from '../docker/container-spec.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import { FrameDemuxer } from '../docker/frame-demuxer.ts';
 
 /** Runs `command` through `sh -c` after recording the shell's PID, so `kill` can find the tree. */
 const WRAPPER = 'echo $$ > "$0"; exec sh -c "$1"';

@@ -1,4 +1,4 @@
-// A second replica of an app for test/sandbox/conversation.test.ts: its own process and
+// A second replica of an app for test/sandbox/conversation/conversation.test.ts: its own process and
 // DockerSandbox on the same engine, sharing the first one's Redis store and key. It runs one
 // cell of the conversation named in its arguments and prints the result as one JSON line.
 import { createStorage } from 'unstorage';

@@ -1,0 +1,111 @@
+import type Docker from 'dockerode';
+import { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
+import { isGone } from './docker-call.ts';
+import { isTransportError, toEngineError } from './engine-errors.ts';
+import { PendingWork } from '../../util/pending-work.ts';
+import { removeContainer } from './remove-container.ts';
+
+/**
+ * Removes used containers in the background (a gVisor teardown takes ~70-100 ms, which
+ * callers should not wait for) and keeps every failure: each is passed to `onCleanupError`
+ * (or emitted as a process warning) at once, and `settle()` rejects with all of them, so a
+ * failed removal is reported, never swallowed. A removal that failed because the engine did
+ * not answer is handed to `onDeferred` instead (the engine retries it when it is back).
+ */
+export class CleanupTracker {
+  private readonly pending = new PendingWork();
+  private failures: { id: string; cause: unknown }[] = [];
+  private readonly dockerTimeoutMs: number;
+  private readonly onCleanupError: ((error: SandboxCleanupError) => void) | undefined;
+  private readonly engine: string | undefined;
+  private readonly onDeferred: ((container: Docker.Container) => void) | undefined;
+
+  constructor({
+    dockerTimeoutMs,
+    onCleanupError,
+    engine,
+    onDeferred,
+  }: {
+    /** Deadline of each removal call. */
+    dockerTimeoutMs: number;
+    /** Told about each failed removal as it happens. */
+    onCleanupError?: (error: SandboxCleanupError) => void;
+    /** The engine's name, for the typed causes. */
+    engine?: string;
+    /** Takes removals that failed because the engine did not answer, to retry later. */
+    onDeferred?: (container: Docker.Container) => void;
+  }) {
+    this.dockerTimeoutMs = dockerTimeoutMs;
+    this.onCleanupError = onCleanupError;
+    this.engine = engine;
+    this.onDeferred = onDeferred;
+  }
+
+  /**
+   * Force-removes `container` (killing it if it still runs) in the background. The returned
+   * promise settles (never rejects) once the removal is confirmed or has failed (failures are
+   * reported as described above); callers that must know the container is gone await it.
+   */
+  remove(container: Docker.Container): Promise<void> {
+    const removal = removeContainer({ container, dockerTimeoutMs: this.dockerTimeoutMs }).then(
+      () => undefined,
+      (error: unknown) => {
+        // 404: already gone; 409: another removal of it is in progress.
+        if (isGone(error)) return;
+        if (this.onDeferred !== undefined && isTransportError(error)) {
+          this.onDeferred(container);
+          return;
+        }
+        this.fail(container.id, error);
+      },
+    );
+    this.pending.track(removal);
+    return removal;
+  }
+
+  /** Records a container that could not be removed and tells `onCleanupError` at once. */
+  fail(containerId: string, cause: unknown): void {
+    const typed = this.engine === undefined ? cause : toEngineError(cause, { engine: this.engine });
+    this.failures.push({ id: containerId, cause: typed });
+    const error = new SandboxCleanupError({ containerIds: [containerId], causes: [typed] });
+    if (this.onCleanupError !== undefined) {
+      try {
+        this.onCleanupError(error);
+      } catch {
+        // The failure is still kept and reported by settle().
+      }
+    } else {
+      process.emitWarning(error.message, { type: error.name });
+    }
+  }
+
+  /** Records failures found elsewhere (the start-up sweep) so that `settle()` reports them too. */
+  report(error: SandboxCleanupError): void {
+    error.containerIds.forEach((id, i) => this.fail(id, error.causes[i]));
+  }
+
+  /** Number of removals still in flight. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Waits for every removal started so far and returns (and forgets) the failures. */
+  async collect(): Promise<{ id: string; cause: unknown }[]> {
+    await this.pending.settled();
+    return this.failures.splice(0);
+  }
+
+  /**
+   * Waits for every removal started so far; rejects with one `SandboxCleanupError` naming
+   * every container that could not be removed since the last call.
+   */
+  async settle(): Promise<void> {
+    const failures = await this.collect();
+    if (failures.length > 0) {
+      throw new SandboxCleanupError({
+        containerIds: failures.map(f => f.id),
+        causes: failures.map(f => f.cause),
+      });
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { hostname } from 'node:os';
+import type Docker from 'dockerode';
+import { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
+import { dockerCall, isGone } from './docker-call.ts';
+import { removeContainer } from './remove-container.ts';
+import {
+  EXPIRES_LABEL,
+  HOST_LABEL,
+  INSTANCE_LABEL,
+  KIND_LABEL,
+  PID_LABEL,
+  SANDBOX_LABEL,
+  SCOPE_LABEL,
+} from './labels.ts';
+
+/**
+ * Lists an engine's sandbox containers (any state): all of them, those of one sandbox
+ * instance, or (for diagnostics on one host) those made by the process `pid` here.
+ *
+ * @example
+ * ```ts
+ * const mine = await listSandboxContainers({ docker, instanceId: sandbox.instanceId });
+ * ```
+ */
+export async function listSandboxContainers({
+  docker,
+  instanceId,
+  pid,
+  scope,
+  dockerTimeoutMs = 10_000,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** Only containers of this sandbox instance (`DockerSandbox#instanceId`). */
+  instanceId?: string;
+  /** Only containers made by this PID on this host (diagnostics; never used for ownership). */
+  pid?: number;
+  /** Only containers of sandboxes with this `scope`. */
+  scope?: string;
+  /** Deadline of the list call. */
+  dockerTimeoutMs?: number;
+}): Promise<Docker.ContainerInfo[]> {
+  const label = [SANDBOX_LABEL];
+  if (instanceId !== undefined) label.push(`${INSTANCE_LABEL}=${instanceId}`);
+  if (scope !== undefined) label.push(`${SCOPE_LABEL}=${scope}`);
+  if (pid !== undefined) label.push(`${PID_LABEL}=${pid}`, `${HOST_LABEL}=${hostname()}`);
+  return dockerCall({
+    operation: 'container list',
+    timeoutMs: dockerTimeoutMs,
+    call: abortSignal => docker.listContainers({ all: true, filters: { label }, abortSignal }),
+  });
+}
+
+/**
+ * Force-removes containers by ID in parallel; "already gone" counts as removed. Returns the
+ * removed IDs and the failures.
+ */
+export async function removeContainers({
+  docker,
+  ids,
+  dockerTimeoutMs,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** Containers to remove. */
+  ids: string[];
+  /** Deadline of each call. */
+  dockerTimeoutMs: number;
+}): Promise<{ removed: string[]; failed: { id: string; cause: unknown }[] }> {
+  const results = await Promise.allSettled(
+    ids.map(id => removeContainer({ container: docker.getContainer(id), dockerTimeoutMs })),
+  );
+  const removed: string[] = [];
+  const failed: { id: string; cause: unknown }[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled' || isGone(result.reason)) removed.push(ids[i]!);
+    else failed.push({ id: ids[i]!, cause: result.reason });
+  });
+  return { removed, failed };
+}
+
+/**
+ * Removes sandbox containers whose expiry label has passed by more than `clockSkewMs` (their
+ * TTL wrapper has killed them, so whoever made them (this process, another replica, a
+ * crashed one) no longer uses them) and conversation interpreters that have stopped (idle
+ * expiry, killed: they are never started again). It never judges by host name or PID, so replicas sharing
+ * an engine never remove each other's live containers. Only containers of `scope` are considered
+ * (without one: containers of no scope). Returns the removed IDs; removal failures are thrown
+ * together (`SandboxCleanupError`).
+ *
+ * @example
+ * ```ts
+ * const removed = await sweepStaleContainers({ docker });
+ * ```
+ */
+export async function sweepStaleContainers({
+  docker,
+  dockerTimeoutMs = 10_000,
+  clockSkewMs = 60_000,
+  scope,
+}: {
+  /** Docker client. */
+  docker: Docker;
+  /** Deadline of each Docker call. */
+  dockerTimeoutMs?: number;
+  /** Allowance for clocks of the hosts sharing the engine being this far apart. */
+  clockSkewMs?: number;
+  /** The sweeping sandbox's `scope`: only containers of the same scope (or of none) are swept. */
+  scope?: string | undefined;
+}): Promise<string[]> {
+  const now = Date.now();
+  const listed = await listSandboxContainers({
+    docker,
+    dockerTimeoutMs,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  const stale = listed.filter(info => {
+    // Docker cannot filter on a missing label: unscoped sweeps skip scoped containers here.
+    if (info.Labels[SCOPE_LABEL] !== scope) return false;
+    const expires = Number(info.Labels[EXPIRES_LABEL]);
+    // A conversation interpreter that stopped (idle expiry, killed) is never started again:
+    // the next cell of its conversation restores into a new one.
+    const stopped =
+      info.Labels[KIND_LABEL] === 'conversation' &&
+      (info.State === 'exited' || info.State === 'dead');
+    return stopped || (Number.isFinite(expires) && expires + clockSkewMs < now);
+  });
+  const { removed, failed } = await removeContainers({
+    docker,
+    ids: stale.map(info => info.Id),
+    dockerTimeoutMs,
+  });
+  if (failed.length > 0) {
+    throw new SandboxCleanupError({
+      containerIds: failed.map(f => f.id),
+      causes: failed.map(f => f.cause),
+    });
+  }
+  return removed;
+}

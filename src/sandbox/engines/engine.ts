@@ -1,0 +1,353 @@
+// engines/: the Docker engines a sandbox runs on: one engine's health, checks and sweeps, the set
+// that places work, a fleet run.
+import type Docker from 'dockerode';
+import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
+import { checkEngine } from './check-engine.ts';
+import { CleanupTracker } from '../docker/cleanup-tracker.ts';
+import type { ContainerLimits } from '../docker/container-spec.ts';
+import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import type { EngineAddress } from '../options/engine-address.ts';
+import { isTransportError, toEngineError } from '../docker/engine-errors.ts';
+import { INSTANCE_LABEL, SCOPE_LABEL } from '../docker/labels.ts';
+import { SandboxContainer } from '../docker/sandbox-container.ts';
+import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
+import { ProbeLoop } from './engine-health.ts';
+import type { EngineLink, SandboxEngineStatus } from './engine-types.ts';
+import { WarmPool } from '../run/warm-pool.ts';
+import { PendingWork } from '../../util/pending-work.ts';
+
+const KNOWN_ID = /^[0-9a-f]{64}$/;
+
+/**
+ * One Docker engine of a sandbox: health (a ping every `healthCheckIntervalMs` while up;
+ * with back-off while down), a warm pool per admission (an engine that comes back gets a
+ * new pool; containers from before are discarded), background removals (retried once the
+ * engine is back when it did not answer), and the sweeps: expired containers of anyone, and
+ * this instance's own leftovers when it is admitted again and when it closes.
+ */
+export class Engine implements EngineLink {
+  readonly name: string;
+  readonly docker: Docker;
+  readonly cleanup: CleanupTracker;
+  state: SandboxEngineStatus['state'] = 'starting';
+  lastError: unknown;
+  runtime: string | undefined;
+  /** The image's Python distributions (its `ai-toolbelt.packages` label), once admitted. */
+  packages: string[] | undefined;
+  limits: ContainerLimits | undefined;
+  inFlight = 0;
+  sessions = 0;
+  runs = 0;
+  private pool: WarmPool | undefined;
+  private readonly closingPools = new PendingWork();
+  private readonly deferred = new Map<string, Docker.Container>();
+  private readonly lossListeners = new Set<(error: Error) => void>();
+  private readonly options: ResolvedDockerSandboxOptions;
+  private readonly instanceId: string;
+  private readonly onStateChange: (engine: Engine) => void;
+  private readonly probes: ProbeLoop;
+  private lastSweep = 0;
+  private admissions = 0;
+  private closing: Promise<{ id: string; cause: unknown }[]> | undefined;
+
+  constructor({
+    address,
+    options,
+    instanceId,
+    onStateChange,
+  }: {
+    /** The engine's client and name. */
+    address: EngineAddress;
+    /** The sandbox's options. */
+    options: ResolvedDockerSandboxOptions;
+    /** Labels every container this engine makes for the sandbox. */
+    instanceId: string;
+    /** Told when the engine goes up or down. */
+    onStateChange: (engine: Engine) => void;
+  }) {
+    this.name = address.name;
+    this.docker = address.docker;
+    this.options = options;
+    this.instanceId = instanceId;
+    this.onStateChange = onStateChange;
+    this.cleanup = new CleanupTracker({
+      dockerTimeoutMs: options.dockerTimeoutMs,
+      onCleanupError: options.onCleanupError,
+      engine: this.name,
+      onDeferred: container => this.defer(container),
+    });
+    this.probes = new ProbeLoop({
+      intervalMs: options.healthCheckIntervalMs,
+      probe: () => this.runProbe(),
+      isUp: () => this.state === 'up',
+      afterProbe: () => this.periodic(),
+    });
+  }
+
+  /** Checks and admits the engine; on failure it stays down and the typed error is thrown. */
+  async start(): Promise<void> {
+    try {
+      await this.admit();
+    } catch (error) {
+      this.lastError = toEngineError(error, { engine: this.name });
+      if (this.state !== 'closed') this.state = 'down';
+      throw this.lastError;
+    }
+  }
+
+  /** Starts the health probes (and periodic sweeps); timers never keep the process alive. */
+  startMonitoring(): void {
+    this.probes.start();
+  }
+
+  /** Idle warm containers. */
+  get warmCount(): number {
+    return this.pool?.idleCount ?? 0;
+  }
+
+  /** Idle warm containers whose pre-imports are done. */
+  get warmReadyCount(): number {
+    return this.pool?.readyCount ?? 0;
+  }
+
+  /** A started container for one run; dead warm ones are discarded on the way. */
+  async takeContainer(abortSignal: AbortSignal): Promise<SandboxContainer> {
+    for (let discarded = 0; discarded < 3; discarded++) {
+      const pool = this.pool;
+      if (pool === undefined || this.state !== 'up') throw this.unavailable();
+      const container = await pool.acquire(abortSignal);
+      if (container.alive) return container;
+      container.discard(this.cleanup);
+    }
+    throw this.unavailable();
+  }
+
+  toError(error: unknown, { inFlight = false }: { inFlight?: boolean } = {}): unknown {
+    if (isTransportError(error) && this.state === 'up') void this.probe();
+    return toEngineError(error, { engine: this.name, inFlight });
+  }
+
+  onLost(listener: (error: Error) => void): () => void {
+    this.lossListeners.add(listener);
+    return () => void this.lossListeners.delete(listener);
+  }
+
+  /** The error for work that cannot be placed on this engine now. */
+  unavailable(): unknown {
+    if (this.lastError !== undefined && this.state === 'down') return this.lastError;
+    return new SandboxUnavailableError({
+      reason: 'docker-unreachable',
+      engine: this.name,
+      message: `The Docker engine ${this.name} is ${this.state === 'closed' ? 'closed' : 'not answering'}.`,
+    });
+  }
+
+  /**
+   * Pings the engine now (coalesced with a probe in flight): a down engine that answers is
+   * admitted again, an up engine that does not is taken out. Resolves with "is up".
+   */
+  probe(): Promise<boolean> {
+    return this.state === 'closed' ? Promise.resolve(false) : this.probes.now();
+  }
+
+  /** Like `probe`, but answers from a probe that ended in the last 200 ms. */
+  probeSoon(): Promise<boolean> {
+    return this.state === 'closed' ? Promise.resolve(false) : this.probes.soon();
+  }
+
+  private async ping(): Promise<void> {
+    await dockerCall({
+      operation: 'ping',
+      timeoutMs: Math.min(this.options.dockerTimeoutMs, 5_000),
+      // dockerode honours abortSignal here; its types do not declare it.
+      call: abortSignal =>
+        (this.docker.ping as (options: object) => Promise<unknown>).call(this.docker, {
+          abortSignal,
+        }),
+    });
+  }
+
+  private async runProbe(): Promise<boolean> {
+    if (this.state === 'up') {
+      try {
+        await this.ping();
+        return true;
+      } catch {
+        // One retry tells a blip (a busy engine) from an outage.
+        await new Promise(resolve => setTimeout(resolve, 200));
+      }
+      try {
+        await this.ping();
+        return true;
+      } catch (error) {
+        this.markDown(error);
+        return false;
+      }
+    }
+    if (this.state !== 'down') return false;
+    try {
+      await this.ping();
+      await this.admit();
+      return true;
+    } catch (error) {
+      this.lastError = toEngineError(error, { engine: this.name });
+      return false;
+    }
+  }
+
+  private async periodic(): Promise<void> {
+    if (this.state === 'up' && Date.now() - this.lastSweep >= this.options.sweepIntervalMs) {
+      await this.sweepExpired();
+    }
+  }
+
+  /** Checks runtime and image, removes this instance's leftovers, and opens a new warm pool. */
+  private async admit(): Promise<void> {
+    const { options } = this;
+    const { runtime, packages } = await checkEngine({
+      ...options,
+      docker: this.docker,
+      engine: this.name,
+    });
+    if (this.state === 'closed') return;
+    this.runtime = runtime;
+    this.packages = packages;
+    const labels: Record<string, string> = { [INSTANCE_LABEL]: this.instanceId };
+    if (options.scope !== undefined) labels[SCOPE_LABEL] = options.scope;
+    this.limits = { ...options, runtime, labels };
+    // Everything of this instance on the engine predates the outage: its runs and sessions
+    // were failed when the engine was taken out. Live interpreters belong to conversations
+    // that other replicas may be serving: they stay.
+    if (this.admissions > 0) await this.removeLeftovers({ keepInterpreters: true });
+    if (options.sweepOnStart || this.admissions > 0) await this.sweepExpired();
+    if ((this.state as SandboxEngineStatus['state']) === 'closed') return;
+    this.admissions++;
+    const limits = this.limits;
+    // A warm container may idle up to warmMaxAgeMs and then run up to maxTimeoutMs.
+    const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
+    this.pool = new WarmPool({
+      size: options.warmPoolSize,
+      maxConcurrentStarts: options.maxConcurrentStarts,
+      maxAgeMs: options.warmMaxAgeMs,
+      cleanup: this.cleanup,
+      start: ({ preimport }) =>
+        SandboxContainer.start({
+          docker: this.docker,
+          limits,
+          ttlMs,
+          preimport: preimport ? options.preimport : [],
+          dockerTimeoutMs: options.dockerTimeoutMs,
+          cleanup: this.cleanup,
+        }),
+    });
+    this.pool.fill();
+    this.lastError = undefined;
+    this.state = 'up';
+    this.onStateChange(this);
+  }
+
+  private markDown(cause: unknown): void {
+    if (this.state !== 'up') return;
+    this.state = 'down';
+    this.lastError = toEngineError(cause, { engine: this.name });
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    const lost = new SandboxUnavailableError({
+      reason: 'engine-lost',
+      engine: this.name,
+      message:
+        `The Docker engine ${this.name} stopped answering while the run was in flight (${detail}); ` +
+        'its outcome is unknown and it was not retried. Runs go to the other engines meanwhile.',
+      cause,
+    });
+    this.closePool(this.lastError);
+    for (const listener of [...this.lossListeners]) listener(lost);
+    this.lossListeners.clear();
+    this.onStateChange(this);
+    this.probes.reschedule();
+  }
+
+  /** Stops the warm pool: waiters get `reason`, idle containers are removed. */
+  closePool(reason: unknown): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    if (pool !== undefined) {
+      const closing = pool.close(reason);
+      this.closingPools.track(closing);
+    }
+    return this.closingPools.settled();
+  }
+
+  /** Keeps a container whose removal the engine did not answer, to remove it when it is back. */
+  defer(container: Docker.Container): void {
+    this.deferred.set(container.id, container);
+  }
+
+  private async removeLeftovers({ keepInterpreters = false } = {}): Promise<void> {
+    const { dockerTimeoutMs } = this.options;
+    const failed = await removeInstanceContainers({
+      docker: this.docker,
+      instanceId: this.instanceId,
+      dockerTimeoutMs,
+      keepInterpreters,
+    });
+    this.deferred.clear();
+    for (const { id, cause } of failed) this.cleanup.fail(id, cause);
+  }
+
+  private async sweepExpired(): Promise<void> {
+    this.lastSweep = Date.now();
+    await sweepExpiredQuietly({
+      ...this.options,
+      docker: this.docker,
+      onListError: error => void this.toError(error),
+    });
+  }
+
+  /** The engine's state for `DockerSandbox#engineStatus`. */
+  status(): SandboxEngineStatus {
+    const { name, state, inFlight, sessions, runs, lastError } = this;
+    return {
+      ...{ name, state, inFlight, warm: this.warmCount, sessions, runs },
+      ...(lastError === undefined || state !== 'down'
+        ? {}
+        : { lastError: lastError instanceof Error ? lastError.message : String(lastError) }),
+    };
+  }
+
+  /**
+   * Final clean-up, after the sandbox's runs and sessions ended: removes every container of
+   * this instance on the engine (which also finds those whose create answer was lost) and
+   * returns the ones that exist and could not be removed. An engine that does not answer
+   * gets a quick probe; if it is still down, the containers known to exist are returned.
+   * Safe to call twice.
+   */
+  close(): Promise<{ id: string; cause: unknown }[]> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<{ id: string; cause: unknown }[]> {
+    await this.probes.stop();
+    const wasUp = this.state === 'up';
+    await this.closePool(this.unavailable());
+    this.state = 'closed';
+    const earlier = await this.cleanup.collect();
+    let cause: unknown = this.lastError;
+    if (wasUp || this.deferred.size > 0 || earlier.length > 0) {
+      try {
+        if (!wasUp) await this.ping();
+        await this.removeLeftovers();
+        return await this.cleanup.collect();
+      } catch (error) {
+        cause = error;
+      }
+    }
+    const typed = toEngineError(cause ?? new Error('engine not answering'), { engine: this.name });
+    const reported = new Set(earlier.map(failure => failure.id));
+    for (const id of this.deferred.keys()) {
+      if (KNOWN_ID.test(id) && !reported.has(id)) this.cleanup.fail(id, typed);
+    }
+    return [...earlier, ...(await this.cleanup.collect())];
+  }
+}

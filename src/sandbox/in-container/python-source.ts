@@ -1,0 +1,53 @@
+// in-container/: the Python programs that run inside each container (.py files, copied to dist/ on
+// build) and their start.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The Python programs that run inside sandbox containers (files under `src/sandbox/in-container/`). */
+export type PythonProgram =
+  'interpreter_kernel' | 'interpreter_supervisor' | 'run_bootstrap' | 'run_supervisor';
+
+/** Programs that use the shared `artifacts.py` (loaded into them as `ai_toolbelt_artifacts`). */
+const WITH_ARTIFACTS: ReadonlySet<PythonProgram> = new Set(['run_bootstrap', 'interpreter_kernel']);
+
+const sources = new Map<PythonProgram, string>();
+
+/**
+ * The source of one in-container Python program, read from the package on first use. They are
+ * Python files (not strings in TypeScript) so that Python tools and host-side tests read them.
+ * A program is run as `python3 -c SOURCE`, so the shared module it imports
+ * (`ai_toolbelt_artifacts`, from `artifacts.py`) is put in front of it, installed in
+ * `sys.modules` before the program's first line.
+ *
+ * @example
+ * ```ts
+ * const cmd = ['python3', '-I', '-S', '-c', pythonSource('interpreter_supervisor')];
+ * ```
+ */
+export function pythonSource(program: PythonProgram): string {
+  let source = sources.get(program);
+  if (source === undefined) {
+    source = read(program);
+    if (WITH_ARTIFACTS.has(program)) {
+      // A JSON string is a valid Python string literal.
+      const artifacts = JSON.stringify(read('artifacts'));
+      source =
+        'import sys as _sys, types as _types\n' +
+        '_module = _types.ModuleType("ai_toolbelt_artifacts")\n' +
+        `exec(compile(${artifacts}, "ai_toolbelt_artifacts", "exec"), _module.__dict__)\n` +
+        '_sys.modules["ai_toolbelt_artifacts"] = _module\n' +
+        'del _sys, _types, _module\n' +
+        source;
+    }
+    sources.set(program, source);
+  }
+  return source;
+}
+
+function read(name: string): string {
+  // A path string, not a URL object: frameworks that bring their own global URL (Next.js's
+  // server) make fs refuse URL objects from another realm.
+  const here = dirname(fileURLToPath(import.meta.url));
+  return readFileSync(join(here, `${name}.py`), 'utf8');
+}

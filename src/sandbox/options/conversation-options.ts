@@ -1,0 +1,119 @@
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import type { SealedStoreStorage, SealingSecret } from '../../util/sealing/sealed-store.ts';
+import { sealingKeys } from '../../util/sealing/sealing-keys.ts';
+
+/**
+ * Options of conversation interpreters (`DockerSandbox`'s `conversations`): one long-lived
+ * Python interpreter per conversation, reachable from every replica that shares `store` and
+ * the engines, and restored by re-running the conversation's earlier cells when it is lost.
+ *
+ * @example
+ * ```ts
+ * const sandbox = new DockerSandbox({
+ *   conversations: { store: createStorage({ driver: redisDriver({ url }) }), encryptionKey: process.env.SANDBOX_KEY },
+ * });
+ * ```
+ */
+export type ConversationOptions = {
+  /**
+   * Where interpreter handles (engine, container, secret, owner) and the history kept for
+   * restoring (cells' code and input files) live: any unstorage `Storage`. Replicas that share
+   * it (and the engines) continue each other's conversations. Default: this process's memory.
+   */
+  store?: SealedStoreStorage;
+  /**
+   * Seals handles and history in `store` (AES-256-GCM): a secret of at least 32 bytes, or a
+   * list for rotation (the first writes, all read). Required with a store that outlives the
+   * process (it holds the users' code and files); `false` stores them as plain JSON (warned
+   * once), which you must then protect.
+   */
+  encryptionKey?: SealingSecret | readonly SealingSecret[] | false;
+  /** An interpreter with no cell for this long ends (its state is restored when the conversation goes on). */
+  idleMs?: number;
+  /** Hard bound of an interpreter container's life. */
+  maxLifeMs?: number;
+  /** How long a conversation's history is kept for restoring after its last cell. */
+  historyTtlMs?: number;
+  /** Bytes of cell code and input files kept per conversation for restoring; the oldest cells go first. */
+  maxHistoryBytes?: number;
+  /** Live interpreters on all engines together (every replica's); past it new ones are refused. */
+  maxInterpreters?: number;
+  /** Live interpreters per engine; past it the least recently used idle one is evicted. */
+  maxPerEngine?: number;
+  /** Live interpreters per user; past it the user's least recently used one is evicted. */
+  maxPerUser?: number;
+  /**
+   * Interpreters kept started (pre-imports done) per engine, waiting for a new conversation, so
+   * its first cell skips the start (seconds under gVisor). They count toward the bounds.
+   */
+  warmPoolSize?: number;
+  /** Memory limit of each interpreter, bytes (its variables live there; /tmp counts too). */
+  memoryBytes?: number;
+  /** Size of each interpreter's /tmp, MiB (input files, outputs). */
+  tmpfsMiB?: number;
+  /** pids limit of each interpreter (gVisor's own threads grow over a long life). */
+  pidsLimit?: number;
+  /** Deadline for a new interpreter to finish its pre-imports. */
+  startTimeoutMs?: number;
+};
+
+/** `ConversationOptions` with defaults filled in. */
+export type ResolvedConversationOptions = Required<
+  Omit<ConversationOptions, 'store' | 'encryptionKey'>
+> &
+  Pick<ConversationOptions, 'store'> & { keys: readonly SealingSecret[] };
+
+/** Fills in defaults and checks ranges (`InvalidArgumentError` naming the option). */
+export function resolveConversationOptions({
+  store,
+  encryptionKey,
+  idleMs = 600_000,
+  maxLifeMs = 4 * 3_600_000,
+  historyTtlMs = 24 * 3_600_000,
+  maxHistoryBytes = 16 * 1024 * 1024,
+  maxInterpreters = 64,
+  maxPerEngine = 32,
+  maxPerUser = 3,
+  warmPoolSize = 1,
+  memoryBytes = 512 * 1024 * 1024,
+  tmpfsMiB = 128,
+  pidsLimit = 512,
+  startTimeoutMs = 60_000,
+}: ConversationOptions = {}): ResolvedConversationOptions {
+  for (const [argument, value, min] of [
+    ['idleMs', idleMs, 1_000],
+    ['maxLifeMs', maxLifeMs, 10_000],
+    ['historyTtlMs', historyTtlMs, 1_000],
+    ['maxHistoryBytes', maxHistoryBytes, 0],
+    ['maxInterpreters', maxInterpreters, 1],
+    ['maxPerEngine', maxPerEngine, 1],
+    ['maxPerUser', maxPerUser, 1],
+    ['warmPoolSize', warmPoolSize, 0],
+    ['memoryBytes', memoryBytes, 64 * 1024 * 1024],
+    ['tmpfsMiB', tmpfsMiB, 1],
+    ['pidsLimit', pidsLimit, 64],
+    ['startTimeoutMs', startTimeoutMs, 1_000],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+      throw new InvalidArgumentError({
+        argument: `conversations.${argument}`,
+        value,
+        message: `must be a number >= ${min}`,
+      });
+    }
+  }
+  // The same policy as MCP tokens: a store that outlives the process needs a key (or `false`).
+  const keys =
+    store === undefined
+      ? []
+      : sealingKeys({
+          store,
+          encryptionKey,
+          option: 'conversations.encryptionKey',
+          records: 'python conversations (users\u2019 code and files)',
+        });
+  return {
+    ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
+    ...{ maxPerEngine, maxPerUser, warmPoolSize, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
+  };
+}

@@ -276,23 +276,13 @@ export class ToolIndex {
           embed: () => this.channels.embedQueries(queries, abortSignal),
         })
       : await this.channels.embedQueries(queries, abortSignal);
-    let vectors = queryVectors;
-    if (queryVectors.length > 0 && this.warmStart.differsFrom(queryVectors[0]!)) {
-      // The stored vectors are of another length than the model's: they are embedded again in
-      // the background; meanwhile a hybrid index ranks lexically, a dense one has to wait.
-      const rebuilt = this.warmStart.rebuildVectors();
-      if (this.retrieval === 'dense') await abortable(rebuilt, abortSignal);
-      else {
-        rebuilt.catch(() => {}); // a later search tries again
-        vectors = [];
-      }
-    }
     const pool = Math.max(k, MIN_POOL);
-    const rank = () => this.channels.rankNeeds({ queries, vectors, topK: k, pool, accept });
-    let ranked = rank();
-    // What came from snapshots is checked as the search's candidates: a change ranks again.
-    while (await this.warmStart.checkRanking(ranked.candidates, abortSignal)) ranked = rank();
-    const { merged, leaders } = ranked;
+    const { merged, leaders } = await this.warmStart.rank({
+      vectors: queryVectors,
+      rank: vectors => this.channels.rankNeeds({ queries, vectors, topK: k, pool, accept }),
+      denseOnly: this.retrieval === 'dense',
+      abortSignal,
+    });
     const hits = merged.map(({ slot, score }) => {
       const tool = this.toolAt(slot);
       return {

@@ -3,6 +3,7 @@
 // when the model's length changed.
 import type { ChannelCandidates, RetrievalChannels } from '../ranking/retrieval-channels.ts';
 import type { ToolFields } from '../tool-fields.ts';
+import { abortable } from '../../util/abortable.ts';
 import { nextTurn } from '../../util/next-turn.ts';
 import { ApproximateVectors } from './approximate-vectors.ts';
 import type { SnapshotSource } from './load-changed-tools.ts';
@@ -19,19 +20,19 @@ export type IndexedTool = { slot: number; key: string; text: string };
 /**
  * What a warm start leaves to do once an index was filled from snapshots, in one place: the
  * tools whose terms came from an analysis snapshot are checked (tokenised again), and the
- * approximate (int8) vectors from a vector snapshot replaced by exact ones. A search hands over
- * the candidates it ranked (`checkRanking`): the unchecked among them are checked before its
- * answer is trusted, and with `rescore: 'before'` its approximate ones replaced first. All the
- * rest runs in the background after the first search, a chunk per turn of the event loop, and
- * ends: each tool is checked and each vector read once (a failed read stops the background
- * until the next search). When the model's vectors turn out to be of another length than the
- * stored ones, `rebuildVectors` embeds the catalog again, outside any search.
+ * approximate (int8) vectors from a vector snapshot replaced by exact ones. A search ranks
+ * through `rank`: the unchecked among the candidates it ranked are checked before its answer is
+ * trusted, and with `rescore: 'before'` its approximate ones replaced first. All the rest runs
+ * in the background after the first search, a chunk per turn of the event loop, and ends: each
+ * tool is checked and each vector read once (a failed read stops the background until the next
+ * search). When the model's vectors turn out to be of another length than the stored ones,
+ * `rebuildVectors` embeds the catalog again, outside any search.
  *
  * @example
  * ```ts
  * const warm = new WarmStart({ channels, rescore: 'after', fieldsOf, textOf, catalog, onReplaced, changed });
  * warm.loaded(slot, { terms: analysisSource, vector: vectorSource });
- * while (await warm.checkRanking(candidates)) candidates = rankAgain();
+ * const { merged } = await warm.rank({ vectors, rank: v => channels.rankNeeds({ ...search, vectors: v }) });
  * await warm.settled();
  * ```
  */
@@ -105,12 +106,49 @@ export class WarmStart {
   }
 
   /**
+   * One search's ranking, trusted: with query vectors of another length than the indexed ones
+   * (see `rebuildVectors`) a hybrid index ranks without them and a dense one waits for the
+   * rebuild; then what came from snapshots among the candidates is checked, and the ranking done
+   * again if that changed the index (at most once per checked tool or replaced vector, so it
+   * ends). Starts the background work.
+   */
+  async rank<T extends { candidates: ChannelCandidates }>({
+    vectors,
+    rank,
+    denseOnly,
+    abortSignal,
+  }: {
+    /** The query vectors (empty without a model). */
+    vectors: Float32Array[];
+    /** Ranks with the vectors given. */
+    rank: (vectors: Float32Array[]) => T;
+    /** Whether the index has no lexical channel to rank with while vectors are rebuilt. */
+    denseOnly: boolean;
+    abortSignal?: AbortSignal | undefined;
+  }): Promise<T> {
+    let usable = vectors;
+    if (vectors.length > 0 && this.differsFrom(vectors[0]!)) {
+      const rebuilt = this.rebuildVectors();
+      if (denseOnly) await abortable(rebuilt, abortSignal);
+      else {
+        rebuilt.catch(() => {}); // a later search tries again
+        usable = [];
+      }
+    }
+    let ranked = rank(usable);
+    while (await this.checkRanking(ranked.candidates, abortSignal)) ranked = rank(usable);
+    return ranked;
+  }
+
+  /**
    * Checks what a search ranked with: the unchecked terms among its lexical candidates and, with
    * `rescore: 'before'`, the approximate vectors among its dense ones. True when the index
-   * changed under the ranking, which is then to be done again (at most once per checked tool or
-   * replaced vector, so the loop ends). Starts the background work.
+   * changed under the ranking.
    */
-  async checkRanking(candidates: ChannelCandidates, abortSignal?: AbortSignal): Promise<boolean> {
+  private async checkRanking(
+    candidates: ChannelCandidates,
+    abortSignal?: AbortSignal,
+  ): Promise<boolean> {
     const before = this.changes;
     if (this.analysis?.verify(candidates.lexical)) this.changed();
     const approximate = this.approximate;

@@ -104,15 +104,15 @@ function warmStartTable(results: Results): string {
     table(
       [
         'tools',
-        'warm load',
+        'load cold / warm',
         'first search cold / warm',
-        'searches 901-1,000 cold / warm (median)',
+        'searches 901-1,000 cold / warm',
         'warm / cold',
-        'warm background done by search',
+        'warm background ended by search',
       ],
       rows.map(row => [
         num(n(row, 'tools')),
-        ms(n(row, 'warmLoadMs')),
+        `${ms(n(row, 'coldLoadMs'))} / ${ms(n(row, 'warmLoadMs'))}`,
         `${ms(n(row, 'coldFirstSearchMs'))} / ${ms(n(row, 'warmFirstSearchMs'))}`,
         `${ms(n(row, 'coldSearch901to1000Ms'))} / ${ms(n(row, 'warmSearch901to1000Ms'))}`,
         ratio(n(row, 'warmOverCold')),
@@ -120,7 +120,7 @@ function warmStartTable(results: Results): string {
       ]),
     ),
     '',
-    `A hybrid index built from the model (cold) and one loaded from the snapshots it left in the store (warm) answer the same ${num(n(rows[0]!, 'searches'))} searches, alternating, each after a turn of the event loop; the query embedded by the local fake OpenAI-compatible server (1,536-d), from memory after its first time. ${measuredOn(results.file('middleware').machine, 'npm run bench:middleware')}`,
+    `A hybrid index built from the model (cold: the local fake OpenAI-compatible server, 1,536-d) and one loaded from the snapshots an earlier process left in a store folder (warm), each in its own process (${num(n(rows[0]!, 'processes'))} of each, alternating; medians), answer the same ${num(n(rows[0]!, 'searches'))} searches, each after a turn of the event loop; a query is embedded over HTTP the first time, from memory after. "Load" is the upsert; searches 901-1,000 are their median. ${measuredOn(results.file('middleware').machine, 'npm run bench:middleware')}`,
   ].join('\n');
 }
 

@@ -2,6 +2,7 @@ import type { Embedder } from '../dense/embedder.ts';
 import { cosine } from '../dense/vector-math.ts';
 import type { RetrievalChannels } from '../ranking/retrieval-channels.ts';
 import type { SnapshotSource } from './load-changed-tools.ts';
+import { SnapshotSlots } from './snapshot-slots.ts';
 
 // An int8 snapshot keeps a vector's direction to within a cosine of about 0.9999 for real
 // embeddings; one below this was not made from the exact vector (forged, or another model's).
@@ -22,8 +23,7 @@ const MIN_SNAPSHOT_COSINE = 0.99;
  * await approximate.replace(approximate.pending(256));
  * ```
  */
-export class ApproximateVectors {
-  private readonly sources = new Map<number, SnapshotSource>();
+export class ApproximateVectors extends SnapshotSlots {
   private readonly channels: RetrievalChannels;
   private readonly embedder: Embedder;
   private readonly textOf: (slot: number) => string | undefined;
@@ -39,44 +39,11 @@ export class ApproximateVectors {
     /** Called for each slot whose exact vector is now in place (to mix learned usage back in). */
     onExact: (slot: number) => void;
   }) {
+    super();
     this.channels = options.channels;
     this.embedder = options.embedder;
     this.textOf = options.textOf;
     this.onExact = options.onExact;
-  }
-
-  /** Approximate vectors in the index. */
-  get size(): number {
-    return this.sources.size;
-  }
-
-  /** The vector indexed in `slot` is `source`'s approximate one. */
-  add(slot: number, source: SnapshotSource): void {
-    this.sources.set(slot, source);
-  }
-
-  /** The slot's vector is exact now (re-indexed, or removed). */
-  forget(slot: number): void {
-    this.sources.delete(slot);
-  }
-
-  /** Forgets every slot (the vectors were all replaced). */
-  clear(): void {
-    this.sources.clear();
-  }
-
-  /** Up to `count` slots still approximate, those of `first` before the others. */
-  pending(count: number, first: Iterable<number> = []): number[] {
-    const slots = new Set<number>();
-    for (const slot of first) {
-      if (slots.size >= count) break;
-      if (this.sources.has(slot)) slots.add(slot);
-    }
-    for (const slot of this.sources.keys()) {
-      if (slots.size >= count) break;
-      slots.add(slot);
-    }
-    return [...slots];
   }
 
   /**

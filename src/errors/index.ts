@@ -4,6 +4,7 @@ export { DimensionMismatchError } from './dimension-mismatch-error.ts';
 export { DockerTimeoutError } from './docker-timeout-error.ts';
 export { DuplicateToolError } from './duplicate-tool-error.ts';
 export { InvalidArgumentError } from './invalid-argument-error.ts';
+export { LocalModelError, type LocalModelErrorReason } from './local-model-error.ts';
 export { McpAuthorizationError, type McpAuthorizationReason } from './mcp-authorization-error.ts';
 export { McpBlockedAddressError } from './mcp-blocked-address-error.ts';
 export { McpConnectionError } from './mcp-connection-error.ts';

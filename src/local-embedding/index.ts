@@ -14,5 +14,6 @@ export {
   type ModelPackage,
   type ModelSettings,
 } from './local-models.ts';
+export { fetchModel, type FetchedModel } from './fetch/fetch-model.ts';
 export { defaultModelsDir } from './models-dir.ts';
 export { LocalModelError, type LocalModelErrorReason } from '../errors/local-model-error.ts';

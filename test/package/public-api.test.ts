@@ -10,6 +10,7 @@ const entries: Record<string, string> = {
   'ai-toolbelt': 'src/index.ts',
   'ai-toolbelt/mcp': 'src/mcp/index.ts',
   'ai-toolbelt/sandbox': 'src/sandbox/index.ts',
+  'ai-toolbelt/local-embedding': 'src/local-embedding/index.ts',
 };
 
 // TypeScript 7 has no compiler API in JS, so the barrels are read as text: they only use

@@ -243,6 +243,19 @@ export class LexicalIndex {
     return out;
   }
 
+  /**
+   * The score of a tool that holds each of the query's terms once in its heaviest field (its
+   * name, by default), at that field's average length: a full match, the scale on which a
+   * score says how much of the query a tool matches.
+   */
+  fullMatchScore(query: string | TermWeights): number {
+    const terms = typeof query === 'string' ? this.queryTerms(query) : query;
+    const heaviest = Math.max(...this.weights);
+    let idfs = 0;
+    for (const idf of terms.values()) idfs += idf;
+    return (idfs * heaviest) / (this.k1 + heaviest);
+  }
+
   /** Top-k slots for a query; `accept` filters slots before ranking. */
   search(
     query: string | TermWeights,

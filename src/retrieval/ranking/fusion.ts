@@ -2,23 +2,30 @@
 export type Ranking = readonly { slot: number; score: number }[];
 
 /**
- * How lexical and dense rankings are combined. `convex` (default) mixes
- * normalised scores, which keeps a strong channel from being dragged down by a
- * weak one; `rrf` (reciprocal-rank fusion) uses ranks only.
+ * How lexical and dense rankings are combined (each measured on the dev sets with real models,
+ * `npm run bench:quality`):
+ * - `confidence` (default): each channel's scores on an absolute scale (BM25 as a share of a
+ *   full match of the query, see `LexicalIndex.fullMatchScore`; cosine as it is), mixed with a
+ *   per-query dense share: each channel weighs as much as its best candidate matches;
+ * - `convex`: scores normalised over each channel's candidates (BM25 over its maximum, cosine
+ *   min-max), mixed with `denseWeight`;
+ * - `rrf`: reciprocal-rank fusion, ranks only;
+ * - `zscore`: each channel's scores as standard scores over its candidates, added;
+ * - `rerank`: the lexical candidates ordered by their dense similarity (then the dense
+ *   channel's own candidates, when the lexical channel found fewer).
  */
 export type FusionOptions = {
-  /** `convex` or `rrf`. */
-  method?: 'convex' | 'rrf';
-  /** Share of the dense channel, 0..1. */
+  method?: 'confidence' | 'convex' | 'rrf' | 'zscore' | 'rerank';
+  /** Share of the dense channel, 0..1 (`convex`, `rrf`). */
   denseWeight?: number;
   /** RRF's rank constant. */
   rrfK?: number;
 };
 
 /**
- * Fuses a lexical and a dense ranking into one, best first. Convex fusion
- * normalises BM25 by its maximum (its theoretical minimum is 0) and cosine by
- * min-max over the candidates, as in Bruch et al., "An Analysis of Fusion
+ * Fuses a lexical and a dense ranking into one, best first. `lexicalFullMatch` is the BM25
+ * score a full match of the query would get (`confidence` needs it; see
+ * `LexicalIndex.fullMatchScore`). Convex fusion follows Bruch et al., "An Analysis of Fusion
  * Functions for Hybrid Retrieval" (2023).
  *
  * @example
@@ -29,15 +36,38 @@ export type FusionOptions = {
 export function fuseRankings(
   lexical: Ranking,
   dense: Ranking,
-  { method = 'convex', denseWeight = 0.5, rrfK = 60 }: FusionOptions = {},
+  { method = 'confidence', denseWeight = 0.5, rrfK = 60 }: FusionOptions = {},
+  lexicalFullMatch = 0,
 ): { slot: number; score: number }[] {
   const scores = new Map<number, number>();
   const add = (slot: number, value: number): void => {
     scores.set(slot, (scores.get(slot) ?? 0) + value);
   };
-  if (method === 'rrf') {
+  if (method === 'confidence') {
+    // Both on a 0..1 scale of how well a tool matches; the better channel leads the mix.
+    const lexicalOf = (score: number) =>
+      lexicalFullMatch > 0 ? Math.min(1, score / lexicalFullMatch) : 0;
+    const l = lexicalOf(lexical[0]?.score ?? 0);
+    const d = Math.max(0, dense[0]?.score ?? 0);
+    const share = l + d > 0 ? d / (l + d) : 0.5;
+    for (const { slot, score } of lexical) add(slot, (1 - share) * lexicalOf(score));
+    for (const { slot, score } of dense) add(slot, share * Math.max(0, score));
+  } else if (method === 'rrf') {
     lexical.forEach(({ slot }, rank) => add(slot, (1 - denseWeight) / (rrfK + rank + 1)));
     dense.forEach(({ slot }, rank) => add(slot, denseWeight / (rrfK + rank + 1)));
+  } else if (method === 'zscore') {
+    for (const ranking of [lexical, dense]) {
+      const { mean, deviation } = spread(ranking);
+      // Candidates one channel lacks count at that channel's lowest.
+      const floor = ranking.length > 0 ? (ranking.at(-1)!.score - mean) / deviation : 0;
+      for (const { slot, score } of ranking) add(slot, (score - mean) / deviation - floor);
+    }
+  } else if (method === 'rerank') {
+    const cosine = new Map(dense.map(({ slot, score }) => [slot, score]));
+    const lowest = dense.at(-1)?.score ?? 0;
+    // Every lexical candidate (2 + a cosine) ahead of every dense-only one (a cosine).
+    lexical.forEach(({ slot }) => add(slot, 2 + (cosine.get(slot) ?? lowest)));
+    for (const { slot, score } of dense) if (!scores.has(slot)) add(slot, score);
   } else {
     const lexicalMax = lexical[0]?.score ?? 0;
     if (lexicalMax > 0) {
@@ -53,4 +83,12 @@ export function fuseRankings(
   return [...scores]
     .map(([slot, score]) => ({ slot, score }))
     .sort((a, b) => b.score - a.score || a.slot - b.slot);
+}
+
+function spread(ranking: Ranking): { mean: number; deviation: number } {
+  if (ranking.length === 0) return { mean: 0, deviation: 1 };
+  const mean = ranking.reduce((sum, { score }) => sum + score, 0) / ranking.length;
+  const variance =
+    ranking.reduce((sum, { score }) => sum + (score - mean) ** 2, 0) / ranking.length;
+  return { mean, deviation: Math.sqrt(variance) || 1 };
 }

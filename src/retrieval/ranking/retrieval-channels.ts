@@ -207,7 +207,8 @@ export class RetrievalChannels {
     accept: ((slot: number) => boolean) | undefined,
     candidates?: ChannelCandidates,
   ): Ranking {
-    const lexical = this.lexical?.search(query, pool, accept);
+    const terms = this.lexical?.queryTerms(query);
+    const lexical = terms && this.lexical!.search(terms, pool, accept);
     const index = this.vectors;
     // While snapshot vectors remain, the same scan looks twice as deep: an approximate vector
     // just past the pool may belong in it once exact, and is then a candidate to replace.
@@ -221,7 +222,11 @@ export class RetrievalChannels {
       for (const { slot } of found ?? []) candidates.dense.add(slot);
     }
     const dense = found && found.length > pool ? found.slice(0, pool) : found;
-    if (lexical && dense) return fuseRankings(lexical, dense, this.fusion);
+    if (lexical && dense) {
+      const method = this.fusion.method ?? 'confidence';
+      const fullMatch = method === 'confidence' ? this.lexical!.fullMatchScore(terms!) : 0;
+      return fuseRankings(lexical, dense, this.fusion, fullMatch);
+    }
     return lexical ?? dense ?? [];
   }
 }

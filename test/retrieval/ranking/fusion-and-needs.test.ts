@@ -14,7 +14,7 @@ describe('fuseRankings', () => {
   ];
 
   it('convex: mixes max-normalised BM25 with min-max-normalised cosine', () => {
-    const fused = fuseRankings(lexical, dense, { denseWeight: 0.5 });
+    const fused = fuseRankings(lexical, dense, { method: 'convex', denseWeight: 0.5 });
     // slot 2: 0.5*0.5 + 0.5*(0.7/0.8); slot 1: 0.5*1 + 0; slot 3: 0 + 0.5*1
     expect(fused.map(h => h.slot)).toEqual([2, 1, 3]);
     expect(fused[0]!.score).toBeCloseTo(0.25 + 0.4375, 10);
@@ -22,11 +22,33 @@ describe('fuseRankings', () => {
 
   it('convex with weight 0 or 1 reproduces one channel', () => {
     expect(
-      fuseRankings(lexical, dense, { denseWeight: 0 })
+      fuseRankings(lexical, dense, { method: 'convex', denseWeight: 0 })
         .slice(0, 2)
         .map(h => h.slot),
     ).toEqual([1, 2]);
-    expect(fuseRankings(lexical, dense, { denseWeight: 1 })[0]!.slot).toBe(3);
+    expect(fuseRankings(lexical, dense, { method: 'convex', denseWeight: 1 })[0]!.slot).toBe(3);
+  });
+
+  it('confidence (the default): the channel whose best candidate matches better leads', () => {
+    // A full match of the query scores 20: the lexical best matches half of it (0.5), the dense
+    // best 0.9, so the dense share is 0.9 / 1.4.
+    const fused = fuseRankings(lexical, dense, {}, 20);
+    const share = 0.9 / 1.4;
+    expect(fused.map(h => h.slot)).toEqual([2, 3, 1]);
+    expect(fused[0]!.score).toBeCloseTo((1 - share) * 0.25 + share * 0.8, 10);
+    // A weak dense best (0.1) hands the lead to the lexical channel.
+    const weak = dense.map(hit => ({ ...hit, score: hit.score / 9 }));
+    expect(fuseRankings(lexical, weak, {}, 20)[0]!.slot).toBe(1);
+    // Without a lexical scale (no query terms), only the dense channel counts.
+    expect(fuseRankings(lexical, dense, {}, 0)[0]!.slot).toBe(3);
+  });
+
+  it('zscore and rerank', () => {
+    // Standard scores over each channel's candidates, its lowest counting 0: slot 3 (2.25) beats
+    // slot 1 (2.0) and slot 2 (1.97).
+    expect(fuseRankings(lexical, dense, { method: 'zscore' }).map(h => h.slot)).toEqual([3, 1, 2]);
+    // The lexical candidates first, by cosine; then the dense-only one.
+    expect(fuseRankings(lexical, dense, { method: 'rerank' }).map(h => h.slot)).toEqual([2, 1, 3]);
   });
 
   it('rrf: ranks only', () => {

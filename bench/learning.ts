@@ -3,9 +3,8 @@
 // matter): learn from one fold's (query, gold) pairs, evaluate on the other, and the
 // reverse; figures are the mean over both folds, so no query is ever evaluated after
 // being learned. The baseline evaluates the same folds on an index that learned nothing.
-// Channels: lexical (no model), and hybrid with the HASHING TEST EMBEDDER (a hashed bag
-// of stemmed words, 256-d, from test/helpers): no real embedding model is reachable
-// here, so hybrid rows show the mechanism, not what a real model would reach.
+// The lexical channel; learning with the local embedding models (dense and hybrid) is measured
+// by bench:quality, on the same folds.
 // Also runs `ai-toolbelt eval --learn-from` on fold 0 of each set, to show its JSON.
 // Usage: node bench/learning.ts [--sets DIR,DIR] (writes bench/results/learning.json)
 import { execFileSync } from 'node:child_process';
@@ -22,7 +21,6 @@ import {
 import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import { evaluateRetrieval } from '../src/retrieval/eval/evaluate-retrieval.ts';
 import { learnFromQueries } from '../src/retrieval/eval/learn-from-queries.ts';
-import { hashingEmbeddingModel } from '../test/helpers/hashing-embedding-model.ts';
 import { benchResults } from './bench-results.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -39,7 +37,6 @@ const { values } = parseArgs({
 });
 const KS = [1, 5, 10];
 const results = benchResults({ name: 'learning', command: 'npm run bench:learning' });
-const EMBEDDER = 'hashing test embedder (hashed bag of stemmed words), 256-d';
 
 const fold = (id: string): 0 | 1 =>
   ((createHash('sha256').update(id).digest()[0] as number) & 1) as 0 | 1;
@@ -51,18 +48,13 @@ for (const dir of values.sets.split(',')) {
   const folds: [EvalQuery[], EvalQuery[]] = [[], []];
   for (const query of queries) folds[fold(query.id)].push(query);
 
-  for (const retrieval of ['lexical', 'hybrid'] as const) {
+  for (const retrieval of ['lexical'] as const) {
     const sums = { without: [0, 0, 0], with: [0, 0, 0] };
     let learned = 0;
     for (const test of [0, 1] as const) {
       const train = folds[1 - test] as EvalQuery[];
       for (const learn of [false, true]) {
-        const index = createToolIndex({
-          ...(retrieval === 'hybrid'
-            ? { embeddingModel: hashingEmbeddingModel({ dimensions: 256 }) }
-            : {}),
-          learning: learn,
-        });
+        const index = createToolIndex({ learning: learn });
         await index.upsert(tools);
         if (learn) learned += await learnFromQueries({ index, queries: train });
         const report = await evaluateRetrieval({ index, queries: folds[test], ks: KS });
@@ -83,7 +75,6 @@ for (const dir of values.sets.split(',')) {
       queries: queries.length,
       folds: folds.map(f => f.length),
       retrieval,
-      ...(retrieval === 'hybrid' ? { embedder: EMBEDDER } : {}),
       learned,
       without: recall('without'),
       withLearning: recall('with'),

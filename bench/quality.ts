@@ -1,37 +1,54 @@
 // Retrieval quality on the dev sets (Recall@1/5/10 and nDCG@10, in %), one JSON line per set and
 // method:
-// - lexical, `mode: 'single'` and `'multi'` (the default): what README's quality table shows;
-// - hybrid with the stand-in embedder (the local fake OpenAI-compatible server over HTTP, a hashed
-//   bag of words, 1,536-d; no real model is reachable here), three ways to get the dense vectors:
-//   `exact` (embedded by the model: a cold start), `snapshot` (a second index on the same store:
-//   the catalog's int8 snapshot, candidates rescored with the stored float32 before ranking,
-//   `rescore: 'before'`), `snapshot-after` (the default, `rescore: 'after'`: ranked with the
-//   snapshot, candidates rescored in the background for later searches) and `int8` (the
-//   snapshot's vectors alone, never rescored, for comparison). A warm start rescoring before
-//   ranking must give the cold start's figures exactly (the default is checked too). Every warm
-//   start also reads the catalog's analysis snapshot (its tokenised text) instead of tokenising;
-//   `lexical-warm` is the lexical index so, which must give the lexical figures exactly.
-// Usage: node bench/quality.ts [--sets DIR,DIR] (writes bench/results/quality.json)
+// - lexical, `mode: 'single'` and `'multi'` (the default); `lexical-warm`, the lexical index read
+//   from its analysis snapshot, which must give the lexical figures exactly;
+// - per local embedding model (`ai-toolbelt/local-embedding`, real models fetched from PyPI):
+//   dense alone, and hybrid with each fusion candidate (`confidence`, the default, `convex`,
+//   `rrf`, `zscore`, `rerank`), each without learning (the whole set) and with learning from
+//   use (2 folds by query id: learn one fold's (query, gold) pairs, evaluate the other, both
+//   ways; lexical with learning too), and a check per set and learning setting that the default
+//   fusion's R@5 is at least the better channel's;
+// - a warm start with the default model: `exact` (a cold start, embedded by the model),
+//   `snapshot` (the catalog's int8 snapshot, a search's candidates replaced by the stored
+//   float32 before it answers: `rescore: 'before'`), `snapshot-after` (the default: replaced in
+//   the background), `int8` (the snapshot's vectors alone, for comparison); warm starts must
+//   give the cold start's figures exactly.
+// Usage: node bench/quality.ts [--sets DIR,DIR] [--models a,b] (writes bench/results/quality.json)
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createOpenAI } from '@ai-sdk/openai';
+import type { EmbeddingModel } from 'ai';
 import { createStorage } from 'unstorage';
-import { readEvalQueries, readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
+import { localEmbeddingModel } from '../src/local-embedding/local-embedding-model.ts';
+import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../src/local-embedding/local-models.ts';
+import { defaultModelsDir } from '../src/local-embedding/models-dir.ts';
+import {
+  type EvalQuery,
+  readEvalQueries,
+  readToolCatalog,
+} from '../src/retrieval/eval/catalog-file.ts';
 import {
   decodeSnapshotChunk,
   encodeSnapshot,
   snapshotCatalog,
   snapshotVectors,
 } from '../src/retrieval/snapshots/catalog-snapshot.ts';
-import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import {
+  type CreateToolIndexOptions,
+  createToolIndex,
+} from '../src/retrieval/create-tool-index.ts';
+import {
+  type EmbeddingCache,
   type EmbeddingCacheEvent,
   createEmbeddingCache,
 } from '../src/retrieval/embedding-cache.ts';
 import { evaluateRetrieval } from '../src/retrieval/eval/evaluate-retrieval.ts';
+import { learnFromQueries } from '../src/retrieval/eval/learn-from-queries.ts';
+import type { FusionOptions } from '../src/retrieval/ranking/fusion.ts';
 import type { ToolIndex } from '../src/retrieval/tool-index.ts';
 import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
-import { startFakeOpenAI } from '../test/fixtures/fake-openai/fake-openai-server.ts';
+import type { ToolDescriptor } from '../src/retrieval/types.ts';
 import { benchResults } from './bench-results.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -44,101 +61,233 @@ const { values } = parseArgs({
         join(root, 'test/fixtures/eval/dev-multi'),
       ].join(','),
     },
+    models: { type: 'string', default: LOCAL_MODELS.map(model => model.name).join(',') },
   },
 });
 const KS = [1, 5, 10];
-const DIMENSIONS = 1536;
-const MODEL = 'text-embedding-3-small';
-const EMBEDDER = `fake-openai server over HTTP (hashed bag of words standing in for ${MODEL}), ${DIMENSIONS}-d`;
+const FUSIONS: NonNullable<FusionOptions['method']>[] = [
+  'confidence',
+  'convex',
+  'rrf',
+  'zscore',
+  'rerank',
+];
+const DEFAULT_FUSION = 'confidence';
 const results = benchResults({ name: 'quality', command: 'npm run bench:quality' });
 const pct = (x: number): number => Math.round(x * 1000) / 10;
+const fold = (id: string): 0 | 1 =>
+  ((createHash('sha256').update(id).digest()[0] as number) & 1) as 0 | 1;
 
-await using fake = await startFakeOpenAI({ embeddingDimensions: DIMENSIONS });
-const embeddingModel = createOpenAI({ baseURL: fake.baseURL, apiKey: 'bench' }).embedding(MODEL);
-const modelId = `${embeddingModel.provider}:${embeddingModel.modelId}`;
+type Figures = { recall: Record<string, number>; ndcg10: number };
+type Catalog = { set: string; tools: ToolDescriptor[]; queries: EvalQuery[] };
 
+const catalogs: Catalog[] = [];
 for (const dir of values.sets.split(',')) {
-  const set = dir.split('/').at(-1)!;
-  const tools = await readToolCatalog(join(dir, 'tools.jsonl'));
-  const queries = await readEvalQueries(join(dir, 'queries.jsonl'));
-  const evaluate = async (index: ToolIndex, mode: 'single' | 'multi') => {
-    const report = await evaluateRetrieval({ index, queries, ks: KS, mode });
-    return {
-      recall: Object.fromEntries(KS.map(k => [`R@${k}`, pct(report.recall[String(k)]!)])),
-      ndcg10: pct(report.ndcg10),
-    };
-  };
-  const base = { set, tools: tools.length, queries: queries.length };
+  catalogs.push({
+    set: dir.split('/').at(-1)!,
+    tools: await readToolCatalog(join(dir, 'tools.jsonl')),
+    queries: await readEvalQueries(join(dir, 'queries.jsonl')),
+  });
+}
 
-  const lexicalFigures = [];
-  for (const mode of ['single', 'multi'] as const) {
-    const index = createToolIndex();
+/** Figures over `queries`, weighted by their count (fractions), for summing folds. */
+async function evaluate(index: ToolIndex, queries: readonly EvalQuery[], mode = 'multi') {
+  const report = await evaluateRetrieval({
+    index,
+    queries,
+    ks: KS,
+    mode: mode as 'multi',
+  });
+  return { report, weight: queries.length };
+}
+
+const asFigures = (parts: Awaited<ReturnType<typeof evaluate>>[]): Figures => {
+  const total = parts.reduce((sum, part) => sum + part.weight, 0);
+  const mean = (value: (part: (typeof parts)[number]) => number) =>
+    pct(parts.reduce((sum, part) => sum + value(part) * part.weight, 0) / total);
+  return {
+    recall: Object.fromEntries(
+      KS.map(k => [`R@${k}`, mean(part => part.report.recall[String(k)]!)]),
+    ),
+    ndcg10: mean(part => part.report.ndcg10),
+  };
+};
+
+/** Without learning (the whole set) and with it (two folds, each learned from the other). */
+async function withAndWithoutLearning(
+  { tools, queries }: Catalog,
+  options: CreateToolIndexOptions,
+): Promise<{ without: Figures; learned: Figures; learnedPairs: number }> {
+  const plain = createToolIndex(options);
+  await plain.upsert(tools);
+  const without = asFigures([await evaluate(plain, queries)]);
+  const folds: [EvalQuery[], EvalQuery[]] = [[], []];
+  for (const query of queries) folds[fold(query.id)].push(query);
+  const parts = [];
+  let learnedPairs = 0;
+  for (const test of [0, 1] as const) {
+    const index = createToolIndex({ ...options, learning: true });
     await index.upsert(tools);
-    const figures = await evaluate(index, mode);
-    lexicalFigures.push(figures);
-    results.row({ ...base, retrieval: 'lexical', mode, ...figures });
+    learnedPairs += await learnFromQueries({ index, queries: folds[1 - test]! });
+    parts.push(await evaluate(index, folds[test]));
   }
+  return { without, learned: asFigures(parts), learnedPairs };
+}
+
+// 1. Lexical.
+const lexicalByLearning = new Map<string, { without: Figures; learned: Figures }>();
+for (const catalog of catalogs) {
+  const { set, tools, queries } = catalog;
+  const base = { set, tools: tools.length, queries: queries.length };
+  const single = createToolIndex();
+  await single.upsert(tools);
+  results.row({
+    ...{ ...base, retrieval: 'lexical', mode: 'single' },
+    ...asFigures([await evaluate(single, queries, 'single')]),
+  });
+  const lexical = await withAndWithoutLearning(catalog, {});
+  lexicalByLearning.set(set, lexical);
+  results.row({ ...base, retrieval: 'lexical', mode: 'multi', ...lexical.without });
+  results.row({
+    ...{ ...base, retrieval: 'lexical', mode: 'multi', learning: true },
+    ...lexical.learned,
+  });
   // A lexical index on a store: the second start reads the analysis snapshot the first wrote.
   const lexicalStore = createStorage();
   await createToolIndex({ store: lexicalStore }).upsert(tools);
-  const analysisEvents: EmbeddingCacheEvent[] = [];
-  const lexicalWarm = createToolIndex({
-    store: lexicalStore,
-    onCacheEvent: event => analysisEvents.push(event),
-  });
-  await lexicalWarm.upsert(tools);
-  const lexicalWarmFigures = await evaluate(lexicalWarm, 'multi');
+  const events: EmbeddingCacheEvent[] = [];
+  const warm = createToolIndex({ store: lexicalStore, onCacheEvent: event => events.push(event) });
+  await warm.upsert(tools);
+  const warmFigures = asFigures([await evaluate(warm, queries)]);
   results.row({
-    ...{ ...base, retrieval: 'lexical-warm', mode: 'multi', ...lexicalWarmFigures },
-    analysisHit: analysisHit(analysisEvents, tools.length),
+    ...{ ...base, retrieval: 'lexical-warm', mode: 'multi', ...warmFigures },
+    analysisHit: analysisHit(events, tools.length),
   });
   results.row({
     set,
     check: 'warm lexical (analysis snapshot) figures equal cold ones',
-    ok: JSON.stringify(lexicalWarmFigures) === JSON.stringify(lexicalFigures[1]),
+    ok: JSON.stringify(warmFigures) === JSON.stringify(lexical.without),
   });
+}
 
+// 2. Each local model: dense alone and every fusion, with and without learning.
+const installed = values.models
+  .split(',')
+  .filter(name => existsSync(join(defaultModelsDir(), name, 'ai-toolbelt-model.json')));
+for (const name of installed) {
+  await using model = localEmbeddingModel({ model: name });
+  // One cache per model: each catalog is embedded once, every index reads it from there.
+  const cache = createEmbeddingCache({ maxEntries: 100_000 });
+  for (const catalog of catalogs) {
+    const { set, tools, queries } = catalog;
+    const base = { set, tools: tools.length, queries: queries.length, model: name, mode: 'multi' };
+    const lexical = lexicalByLearning.get(set)!;
+    const dense = await withAndWithoutLearning(catalog, {
+      embeddingModel: model,
+      cache,
+      retrieval: 'dense',
+    });
+    results.row({ ...base, retrieval: 'dense', ...dense.without });
+    results.row({ ...base, retrieval: 'dense', learning: true, ...dense.learned });
+    for (const method of FUSIONS) {
+      const hybrid = await withAndWithoutLearning(catalog, {
+        embeddingModel: model,
+        cache,
+        fusion: { method },
+      });
+      const fusion = { retrieval: 'hybrid', fusion: method, default: method === DEFAULT_FUSION };
+      results.row({ ...base, ...fusion, ...hybrid.without });
+      results.row({ ...base, ...fusion, learning: true, ...hybrid.learned });
+      if (method !== DEFAULT_FUSION) continue;
+      for (const learning of ['without', 'learned'] as const) {
+        const best = Math.max(
+          lexical[learning].recall['R@5']!,
+          dense[learning].recall['R@5']!,
+        );
+        results.row({
+          set,
+          model: name,
+          learning: learning === 'learned',
+          check: `default fusion R@5 at least the better channel's`,
+          fused: hybrid[learning].recall['R@5'],
+          better: best,
+          ok: hybrid[learning].recall['R@5']! >= best,
+        });
+      }
+    }
+  }
+}
+
+// 3. Warm starts with the default model.
+if (installed.includes(DEFAULT_LOCAL_MODEL)) {
+  await using model = localEmbeddingModel({ model: DEFAULT_LOCAL_MODEL });
+  for (const { set, tools, queries } of catalogs) {
+    const base = { set, tools: tools.length, queries: queries.length, model: DEFAULT_LOCAL_MODEL };
+    const warmStarts = await warmStartRows(model, tools, queries);
+    for (const row of warmStarts.rows) results.row({ ...base, retrieval: 'hybrid', ...row });
+    for (const [check, ok] of warmStarts.checks) results.row({ set, check, ok });
+  }
+}
+await results.save();
+
+async function warmStartRows(
+  model: EmbeddingModel,
+  tools: ToolDescriptor[],
+  queries: EvalQuery[],
+): Promise<{ rows: Record<string, unknown>[]; checks: [string, boolean][] }> {
   const store = createStorage();
-  const hybrid = { ...base, retrieval: 'hybrid', mode: 'multi', embedder: EMBEDDER };
-  const exact = createToolIndex({ embeddingModel, store });
+  const exact = createToolIndex({ embeddingModel: model, store });
   await exact.upsert(tools);
-  const exactFigures = await evaluate(exact, 'multi');
-  results.row({ ...hybrid, vectors: 'exact', ...exactFigures });
-
-  // Warm starts on the same store, both rescoring policies: `before` reads each search's
-  // candidates' exact vectors before ranking; `after` (the default) ranks with the snapshot's and
-  // reads them in the background, for later searches.
-  const warmStart = async (rescore: 'after' | 'before') => {
+  const exactFigures = asFigures([await evaluate(exact, queries)]);
+  const rows: Record<string, unknown>[] = [{ vectors: 'exact', ...exactFigures }];
+  // Warm starts on the same store: `before` replaces each search's candidates' vectors before
+  // it answers; `after` (the default) ranks with the snapshot's, replaced in the background.
+  const warm = async (rescore: 'after' | 'before') => {
     const events: EmbeddingCacheEvent[] = [];
-    const warm = createToolIndex({
-      embeddingModel,
+    const index = createToolIndex({
+      embeddingModel: model,
       store,
       rescore,
       onCacheEvent: e => events.push(e),
     });
-    await warm.upsert(tools);
-    const figures = await evaluate(warm, 'multi');
-    await warm.rescored();
+    await index.upsert(tools);
+    const figures = asFigures([await evaluate(index, queries)]);
+    await index.rescored();
     const reads = events.filter(
       (event): event is Extract<EmbeddingCacheEvent, { type: 'read' }> =>
         event.type === 'read' && !event.analysis,
     );
-    results.row({
-      ...hybrid,
+    rows.push({
       vectors: rescore === 'before' ? 'snapshot' : 'snapshot-after',
       ...figures,
       snapshotHit: reads[0]?.snapshot === true && reads[0].hits === tools.length,
       analysisHit: analysisHit(events, tools.length),
-      // Tools whose exact vector was read while rescoring, over all the set's queries.
+      // Exact vectors read after the snapshot, over all the set's queries and the background.
       rescored: reads.slice(1).reduce((sum, event) => sum + event.texts, 0),
     });
     return figures;
   };
-  const warmFigures = await warmStart('before');
-  const afterFigures = await warmStart('after');
+  const before = await warm('before');
+  const after = await warm('after');
+  rows.push({ vectors: 'int8', ...(await int8Figures(model, store, tools, queries)) });
+  return {
+    rows,
+    checks: [
+      ['warm (snapshot) figures equal cold (exact) ones', same(before, exactFigures)],
+      ['warm (rescored after ranking) figures equal cold (exact) ones', same(after, exactFigures)],
+    ],
+  };
+}
 
-  // The snapshot's vectors alone: quantized and dequantized as a snapshot stores them, served
-  // as if exact (from memory), so nothing is rescored.
+// The snapshot's vectors alone: quantized and dequantized as a snapshot stores them, served as
+// if exact (from memory), so nothing replaces them.
+async function int8Figures(
+  model: EmbeddingModel,
+  store: ReturnType<typeof createStorage>,
+  tools: ToolDescriptor[],
+  queries: EvalQuery[],
+): Promise<Figures> {
+  const modelId = `local:${DEFAULT_LOCAL_MODEL}`;
   const texts = [...new Set(tools.map(toolEmbeddingText))];
   const stored = await createEmbeddingCache({ store }).read({ modelId, texts });
   const { hash } = snapshotCatalog(texts);
@@ -147,27 +296,20 @@ for (const dir of values.sets.split(',')) {
     decodeSnapshotChunk(value, { modelId, hash, chunk, total: texts.length }),
   );
   const int8 = snapshotVectors(decoded as Parameters<typeof snapshotVectors>[0]);
-  const memory = createEmbeddingCache({ maxEntries: texts.length + 10_000 });
+  const memory: EmbeddingCache = createEmbeddingCache({ maxEntries: texts.length + 10_000 });
   await memory.write({
     modelId,
     entries: texts.map((text, i) => ({ text, vector: int8[i]! })),
     persist: false,
   });
-  const quantized = createToolIndex({ embeddingModel, cache: memory });
+  const quantized = createToolIndex({ embeddingModel: model, cache: memory });
   await quantized.upsert(tools);
-  results.row({ ...hybrid, vectors: 'int8', ...(await evaluate(quantized, 'multi')) });
-  results.row({
-    set,
-    check: 'warm (snapshot) figures equal cold (exact) ones',
-    ok: JSON.stringify(warmFigures) === JSON.stringify(exactFigures),
-  });
-  results.row({
-    set,
-    check: 'warm (rescored after ranking) figures equal cold (exact) ones',
-    ok: JSON.stringify(afterFigures) === JSON.stringify(exactFigures),
-  });
+  return asFigures([await evaluate(quantized, queries)]);
 }
-await results.save();
+
+function same(a: Figures, b: Figures): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
 
 // Whether a start read its whole catalog's analysis snapshot.
 function analysisHit(events: readonly EmbeddingCacheEvent[], tools: number): boolean {

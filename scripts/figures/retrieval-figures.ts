@@ -113,6 +113,7 @@ function qualityTable(results: Results): string {
     dev: 'dev (1 tool per request)',
     'dev-multi': 'dev-multi (2 tools per request)',
   };
+  const models = modelsOf(results);
   const lines: string[][] = [];
   for (const set of ['dev', 'dev-multi']) {
     lines.push([
@@ -121,17 +122,80 @@ function qualityTable(results: Results): string {
       ...REFERENCE[set]!.map(x => num(x, 1)),
     ]);
     for (const [mode, method] of [
-      ['single', "ai-toolbelt lexical, `mode: 'single'`"],
-      ['multi', '**ai-toolbelt lexical (default, multi)**'],
+      ['single', "lexical, `mode: 'single'`"],
+      ['multi', 'lexical (multi)'],
     ] as const) {
-      const row = results.row('quality', { set, retrieval: 'lexical', mode });
+      const row = quality(results, { set, retrieval: 'lexical', mode });
       lines.push([set, method, ...figures(row)]);
+    }
+    for (const model of models) {
+      const dense = quality(results, { set, model, retrieval: 'dense' });
+      const hybrid = quality(results, { set, model, retrieval: 'hybrid', default: true });
+      lines.push([set, `dense, ${model}`, ...figures(dense)]);
+      const name = `hybrid, ${model} (${String(hybrid.fusion)} fusion)`;
+      lines.push([set, model === models[0] ? `**${name}**` : name, ...figures(hybrid)]);
     }
   }
   return [
     table(['set', 'method', 'R@1', 'R@5', 'R@10', 'nDCG@10'], lines),
     '',
-    measuredOn(results.file('quality').machine, 'npm run bench:quality'),
+    `Local models run in process (\`ai-toolbelt/local-embedding\`); the first is the default. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
+  ].join('\n');
+}
+
+// The local models bench:quality measured, the default first.
+const modelsOf = (results: Results): string[] => {
+  const models = [
+    ...new Set(
+      results
+        .rows('quality', { retrieval: 'dense' })
+        .map(row => String(row.model)),
+    ),
+  ];
+  return models.sort((a, b) => Number(b === 'all-MiniLM-L6-v2') - Number(a === 'all-MiniLM-L6-v2'));
+};
+
+// One row of bench:quality: without learning unless `learning: true` is asked for.
+const quality = (results: Results, match: Record<string, unknown>): Row => {
+  const rows = results
+    .rows('quality', match)
+    .filter(row => (row.learning === true) === (match.learning === true) && !('vectors' in row));
+  if (rows.length !== 1)
+    throw new Error(`bench/results/quality.json: ${rows.length} rows match ${JSON.stringify(match)}`);
+  return rows[0]!;
+};
+
+function fusionTable(results: Results): string {
+  const models = modelsOf(results);
+  const lines: string[][] = [];
+  const r5 = (row: Row) => num(recall(row, 'recall', 5), 1);
+  for (const model of models) {
+    const per = (match: Record<string, unknown>) =>
+      ['dev', 'dev-multi'].flatMap(set => [
+        r5(quality(results, { ...match, set })),
+        r5(quality(results, { ...match, set, learning: true })),
+      ]);
+    lines.push([model, 'lexical alone', ...per({ retrieval: 'lexical', mode: 'multi' })]);
+    lines.push([model, 'dense alone', ...per({ model, retrieval: 'dense' })]);
+    const fusions = results
+      .rows('quality', { model, set: 'dev', retrieval: 'hybrid' })
+      .filter(row => row.learning !== true && !('vectors' in row));
+    for (const row of fusions) {
+      const name = `hybrid, \`${String(row.fusion)}\`${row.default ? ' (default)' : ''}`;
+      lines.push([model, name, ...per({ model, retrieval: 'hybrid', fusion: row.fusion })]);
+    }
+  }
+  const failed = results
+    .rows('quality')
+    .filter(row => String(row.check ?? '').startsWith('default fusion') && row.ok !== true)
+    .map(row => `${row.model} on ${row.set} ${row.learning ? 'with' : 'without'} learning (${num(n(row, 'fused'), 1)} vs ${num(n(row, 'better'), 1)})`);
+  return [
+    table(
+      ['model', 'retrieval', 'dev', 'dev, learned', 'dev-multi', 'dev-multi, learned'],
+      lines,
+    ),
+    '',
+    `R@5 in %. "Learned": 2 folds by query id, each evaluated after learning the other's (query, gold) pairs. The default fusion is below the better channel alone ${failed.length === 0 ? 'nowhere' : `for ${failed.join('; ')}`}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
   ].join('\n');
 }
 
@@ -145,11 +209,12 @@ function warmRecallTable(results: Results): string {
   const names: Record<string, string> = {
     exact: 'vectors from the model (cold start)',
     snapshot:
-      "int8 snapshot, top candidates rescored with the stored float32 before ranking (warm start, `rescore: 'before'`)",
+      "int8 snapshot, a search's candidates replaced by the stored float32 before it answers (warm start, `rescore: 'before'`)",
     'snapshot-after':
-      'int8 snapshot, top candidates rescored with the stored float32 after ranking, for later searches (warm start, default)',
-    int8: 'int8 snapshot alone, no rescoring (for comparison)',
+      'int8 snapshot, every vector replaced by the stored float32 in the background (warm start, default)',
+    int8: 'int8 snapshot alone, never replaced (for comparison)',
   };
+  let model = '';
   for (const set of ['dev', 'dev-multi']) {
     // The table says the warm start ranks like the cold one; the bench checked it per set.
     for (const check of [
@@ -161,15 +226,15 @@ function warmRecallTable(results: Results): string {
         throw new Error(`bench/results/quality.json: ${set}: ${check} is false`);
     }
     for (const vectors of ['exact', 'snapshot', 'snapshot-after', 'int8']) {
-      const row = results.row('quality', { set, retrieval: 'hybrid', mode: 'multi', vectors });
+      const row = results.row('quality', { set, retrieval: 'hybrid', vectors });
+      model = String(row.model);
       lines.push([set, names[vectors]!, ...figures(row)]);
     }
   }
-  const row = results.row('quality', { set: 'dev', retrieval: 'hybrid', vectors: 'exact' });
   return [
     table(['set', 'hybrid, dense vectors', 'R@1', 'R@5', 'R@10', 'nDCG@10'], lines),
     '',
-    `Dense vectors from the ${String(row.embedder)}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
+    `Dense vectors from the local model ${model}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
   ].join('\n');
 }
 
@@ -278,6 +343,7 @@ export const retrievalFigures: Renderers = {
     'lexical-table': lexicalTable,
     'learning-table': learningTable,
     'quality-table': qualityTable,
+    'fusion-table': fusionTable,
     'warm-recall-table': warmRecallTable,
     'cold-start-table': coldStartTable,
     'cold-start-answer-table': coldStartAnswerTable,

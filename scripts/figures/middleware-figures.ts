@@ -27,11 +27,11 @@ function stepParagraph(results: Results): string {
   const resp200 = tokens(results, 'responses', 200);
   const respAll = tokens(results, 'responses', n(chatAll, 'catalog'));
   return [
-    `**Middleware** (\`npm run bench:middleware\`, ${n(lexical1k, 'turns')} turns of ${n(lexical1k, 'stepsPerTurn')} steps, medians): a turn's first model call (retrieval; hybrid: the query embedded`,
-    `over HTTP by the local fake OpenAI-compatible server, 1,536-d, then fusion) takes ${ms(n(lexical1k, 'firstStepMs'))} at 1,000 tools and`,
-    `${ms(n(lexical10k, 'firstStepMs'))} at 10,000 lexical, ${ms(n(hybrid1k, 'firstStepMs'))} / ${ms(n(hybrid10k, 'firstStepMs'))} hybrid (the HTTP round trip included). A later step of the`,
+    `**Middleware** (\`npm run bench:middleware\`, ${n(lexical1k, 'turns')} turns of ${n(lexical1k, 'stepsPerTurn')} steps, medians): a turn's first model call (retrieval; with a dense channel: the query embedded`,
+    `over HTTP by the local fake OpenAI-compatible server, stand-in vectors of 1,536-d, then fusion) takes ${ms(n(lexical1k, 'firstStepMs'))} at 1,000 tools and`,
+    `${ms(n(lexical10k, 'firstStepMs'))} at 10,000 lexical, ${ms(n(hybrid1k, 'firstStepMs'))} / ${ms(n(hybrid10k, 'firstStepMs'))} with the dense channel (the HTTP round trip included). A later step of the`,
     `turn, with the model's tool call and its result appended as \`generateText\` does (the selection read back from`,
-    `the marker on that call), takes ${ms(n(lexical1k, 'laterStepMs'))} / ${ms(n(lexical10k, 'laterStepMs'))} lexical and ${ms(n(hybrid1k, 'laterStepMs'))} / ${ms(n(hybrid10k, 'laterStepMs'))} hybrid; ${num(n(hybrid1k, 'embeddingRequestsPerTurn'))} embedding request per turn.`,
+    `the marker on that call), takes ${ms(n(lexical1k, 'laterStepMs'))} / ${ms(n(lexical10k, 'laterStepMs'))} lexical and ${ms(n(hybrid1k, 'laterStepMs'))} / ${ms(n(hybrid10k, 'laterStepMs'))} with it; ${num(n(hybrid1k, 'embeddingRequestsPerTurn'))} embedding request per turn.`,
     `Tool-definition tokens per call (o200k) in the request body each API is sent, on the BFCL catalog: chat`,
     `completions ${num(n(chat200, 'tokensAll'))} for all 200 tools vs ${num(n(chat200, 'tokensSelected'))} for the top ${n(chat200, 'topK')} (${pct(n(chat200, 'reduction'), 1)} fewer), ${num(n(chatAll, 'tokensAll'))} for all`,
     `${num(n(chatAll, 'catalog'))} vs ${num(n(chatAll, 'tokensSelected'))} (${pct(n(chatAll, 'reduction'), 1)}); the Responses API ${num(n(resp200, 'tokensAll'))} vs ${num(n(resp200, 'tokensSelected'))} and ${num(n(respAll, 'tokensAll'))} vs ${num(n(respAll, 'tokensSelected'))}.`,
@@ -120,7 +120,7 @@ function warmStartTable(results: Results): string {
       ]),
     ),
     '',
-    `A hybrid index built from the model (cold: the local fake OpenAI-compatible server, 1,536-d) and one loaded from the snapshots an earlier process left in a store folder (warm), each in its own process (${num(n(rows[0]!, 'processes'))} of each, alternating; medians), answer the same ${num(n(rows[0]!, 'searches'))} searches, each after a turn of the event loop; a query is embedded over HTTP the first time, from memory after. "Load" is the upsert; searches 901-1,000 are their median. ${measuredOn(results.file('middleware').machine, 'npm run bench:middleware')}`,
+    `An index with a dense channel built from the model (cold: stand-in vectors of 1,536-d from the local fake OpenAI-compatible server) and one loaded from the snapshots an earlier process left in a store folder (warm), each in its own process (${num(n(rows[0]!, 'processes'))} of each, alternating; medians), answer the same ${num(n(rows[0]!, 'searches'))} searches, each after a turn of the event loop; a query is embedded over HTTP the first time, from memory after. "Load" is the upsert; searches 901-1,000 are their median. ${measuredOn(results.file('middleware').machine, 'npm run bench:middleware')}`,
   ].join('\n');
 }
 

@@ -146,22 +146,23 @@ function qualityTable(results: Results): string {
 // The local models bench:quality measured, the default first.
 const modelsOf = (results: Results): string[] => {
   const models = [
-    ...new Set(
-      results
-        .rows('quality', { retrieval: 'dense' })
-        .map(row => String(row.model)),
-    ),
+    ...new Set(results.rows('quality', { retrieval: 'dense' }).map(row => String(row.model))),
   ];
   return models.sort((a, b) => Number(b === 'all-MiniLM-L6-v2') - Number(a === 'all-MiniLM-L6-v2'));
 };
 
 // One row of bench:quality: without learning unless `learning: true` is asked for.
-const quality = (results: Results, match: Record<string, unknown>): Row => {
+const quality = (
+  results: Results,
+  { learning = false, ...match }: Record<string, unknown> & { learning?: boolean },
+): Row => {
   const rows = results
     .rows('quality', match)
-    .filter(row => (row.learning === true) === (match.learning === true) && !('vectors' in row));
+    .filter(row => (row.learning === true) === learning && !('vectors' in row));
   if (rows.length !== 1)
-    throw new Error(`bench/results/quality.json: ${rows.length} rows match ${JSON.stringify(match)}`);
+    throw new Error(
+      `bench/results/quality.json: ${rows.length} rows match ${JSON.stringify({ ...match, learning })}`,
+    );
   return rows[0]!;
 };
 
@@ -188,12 +189,12 @@ function fusionTable(results: Results): string {
   const failed = results
     .rows('quality')
     .filter(row => String(row.check ?? '').startsWith('default fusion') && row.ok !== true)
-    .map(row => `${row.model} on ${row.set} ${row.learning ? 'with' : 'without'} learning (${num(n(row, 'fused'), 1)} vs ${num(n(row, 'better'), 1)})`);
+    .map(
+      row =>
+        `${row.model} on ${row.set} ${row.learning ? 'with' : 'without'} learning (${num(n(row, 'fused'), 1)} vs ${num(n(row, 'better'), 1)})`,
+    );
   return [
-    table(
-      ['model', 'retrieval', 'dev', 'dev, learned', 'dev-multi', 'dev-multi, learned'],
-      lines,
-    ),
+    table(['model', 'retrieval', 'dev', 'dev, learned', 'dev-multi', 'dev-multi, learned'], lines),
     '',
     `R@5 in %. "Learned": 2 folds by query id, each evaluated after learning the other's (query, gold) pairs. The default fusion is below the better channel alone ${failed.length === 0 ? 'nowhere' : `for ${failed.join('; ')}`}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
   ].join('\n');
@@ -349,5 +350,41 @@ export const retrievalFigures: Renderers = {
     'cold-start-answer-table': coldStartAnswerTable,
     'cold-start-summary': coldStartSummary,
   },
-  values: {},
+  // R@5 of the default model's dense channel and default fusion, and of lexical, per set and
+  // learning: `r5-dev-lexical`, `r5-dev-multi-hybrid-learned`, `r5-dev-multi-hybrid-gain` (hybrid
+  // over lexical, points).
+  values: Object.fromEntries(
+    ['dev', 'dev-multi'].flatMap(set =>
+      [false, true].flatMap(learning => {
+        const suffix = learning ? '-learned' : '';
+        const lexical = (results: Results) =>
+          recall(
+            quality(results, { set, retrieval: 'lexical', mode: 'multi', learning }),
+            'recall',
+            5,
+          );
+        const of = (results: Results, retrieval: string) =>
+          recall(
+            quality(results, {
+              set,
+              model: modelsOf(results)[0],
+              retrieval,
+              learning,
+              ...(retrieval === 'hybrid' ? { default: true } : {}),
+            }),
+            'recall',
+            5,
+          );
+        return [
+          [`r5-${set}-lexical${suffix}`, (results: Results) => num(lexical(results), 1)],
+          [`r5-${set}-dense${suffix}`, (results: Results) => num(of(results, 'dense'), 1)],
+          [`r5-${set}-hybrid${suffix}`, (results: Results) => num(of(results, 'hybrid'), 1)],
+          [
+            `r5-${set}-hybrid-gain${suffix}`,
+            (results: Results) => num(of(results, 'hybrid') - lexical(results), 1),
+          ],
+        ];
+      }),
+    ),
+  ),
 };

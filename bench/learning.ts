@@ -100,6 +100,8 @@ for (const dir of values.sets.split(',')) {
         write('test.jsonl', folds[0]),
         '--learn-from',
         write('train.jsonl', folds[1]),
+        '--embedder',
+        'lexical',
         '--json',
       ],
       { encoding: 'utf8' },

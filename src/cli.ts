@@ -9,9 +9,12 @@ import { learnFromQueries } from './retrieval/eval/learn-from-queries.ts';
 import type { QueryMode } from './retrieval/types.ts';
 
 const USAGE = `Usage:
-  ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder lexical|openai:MODEL]
+  ai-toolbelt eval   --tools T.jsonl --queries Q.jsonl [--k 1,5,10] [--embedder E]
                      [--mode multi|single] [--cache FILE] [--learn-from TRAIN.jsonl] [--json]
-  ai-toolbelt search --tools T.jsonl [--k 10] [--embedder lexical|openai:MODEL] [--mode multi|single] "query"
+  ai-toolbelt search --tools T.jsonl [--k 10] [--embedder E] [--mode multi|single] "query"
+                     --embedder auto (default): the local model when fetch-model installed it,
+                     else openai:text-embedding-3-small when OPENAI_API_KEY is set, else lexical;
+                     or lexical | local[:NAME|:PATH] | openai:MODEL. Said on stderr at start.
   ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
   ai-toolbelt setup-sandbox [--add-packages "..."] [--image NAME]      (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
@@ -101,20 +104,27 @@ async function main(argv: string[]): Promise<void> {
     const queries = await readEvalQueries(values.queries);
     const train = values['learn-from'] ? await readEvalQueries(values['learn-from']) : undefined;
     const started = performance.now();
-    const index = await indexFromFlags({ ...values, learning: train !== undefined });
-    const learned = train ? await learnFromQueries({ index, queries: train }) : undefined;
-    const report = await evaluateRetrieval({ index, queries, ks, mode });
-    report.ms = Math.round(performance.now() - started);
-    if (values.json) {
-      console.log(JSON.stringify(learned === undefined ? report : { ...report, learned }));
-      return;
+    const built = await indexFromFlags({ ...values, learning: train !== undefined });
+    try {
+      const { index } = built;
+      const learned = train ? await learnFromQueries({ index, queries: train }) : undefined;
+      const report = await evaluateRetrieval({ index, queries, ks, mode });
+      report.ms = Math.round(performance.now() - started);
+      if (values.json) {
+        console.log(JSON.stringify(learned === undefined ? report : { ...report, learned }));
+        return;
+      }
+      if (learned !== undefined) console.log(`learned ${learned} (request, tool) pairs first`);
+      const recall = ks.map(
+        k => `R@${k} ${(100 * (report.recall[String(k)] as number)).toFixed(1)}`,
+      );
+      console.log(
+        `${report.tools} tools, ${report.queries} queries, ${report.ms} ms (index + search)`,
+      );
+      console.log(`${recall.join('  ')}  nDCG@10 ${(100 * report.ndcg10).toFixed(1)}`);
+    } finally {
+      await built.close(); // a local model's worker thread
     }
-    if (learned !== undefined) console.log(`learned ${learned} (request, tool) pairs first`);
-    const recall = ks.map(k => `R@${k} ${(100 * (report.recall[String(k)] as number)).toFixed(1)}`);
-    console.log(
-      `${report.tools} tools, ${report.queries} queries, ${report.ms} ms (index + search)`,
-    );
-    console.log(`${recall.join('  ')}  nDCG@10 ${(100 * report.ndcg10).toFixed(1)}`);
     return;
   }
   if (command === 'search') {
@@ -124,21 +134,26 @@ async function main(argv: string[]): Promise<void> {
         message: 'search needs a query, e.g. search --tools t.jsonl "weather in Paris"',
       });
     const [k = 10] = parseKs(values.k, [10]);
-    const index = await indexFromFlags(values);
-    const hits = await index.search(query, { topK: k, mode });
-    if (values.json) {
-      console.log(JSON.stringify(hits));
-      return;
+    const built = await indexFromFlags(values);
+    try {
+      const { index } = built;
+      const hits = await index.search(query, { topK: k, mode });
+      if (values.json) {
+        console.log(JSON.stringify(hits));
+        return;
+      }
+      hits.forEach((hit, i) => {
+        const description = (index.get(hit.name)?.description ?? '')
+          .replace(/\s+/g, ' ')
+          .slice(0, 80);
+        console.log(
+          `${String(i + 1).padStart(3)}. ${hit.score.toFixed(3)}  ${hit.name}${description ? `  ${description}` : ''}`,
+        );
+      });
+      if (hits.length === 0) console.log('(no matching tools)');
+    } finally {
+      await built.close();
     }
-    hits.forEach((hit, i) => {
-      const description = (index.get(hit.name)?.description ?? '')
-        .replace(/\s+/g, ' ')
-        .slice(0, 80);
-      console.log(
-        `${String(i + 1).padStart(3)}. ${hit.score.toFixed(3)}  ${hit.name}${description ? `  ${description}` : ''}`,
-      );
-    });
-    if (hits.length === 0) console.log('(no matching tools)');
     return;
   }
   throw new UsageError({ message: `unknown command "${command}"` });

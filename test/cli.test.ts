@@ -3,18 +3,28 @@ import { mkdir, mkdtemp, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelManifest } from '../src/local-embedding/fetch/installed-model.ts';
 import { LOCAL_MODELS } from '../src/local-embedding/local-models.ts';
 import { MANIFEST_FILE } from '../src/local-embedding/models-dir.ts';
+import { type FakeOpenAI, startFakeOpenAI } from './fixtures/fake-openai/fake-openai-server.ts';
+import { describeLocalModel, localModelPath } from './helpers/local-model.ts';
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
 const dev = join(import.meta.dirname, 'fixtures', 'eval', 'dev');
 
-async function ai(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+// No provider key from the machine running the tests: `--embedder auto` would use it.
+const { OPENAI_API_KEY: _key, OPENAI_BASE_URL: _url, ...cleanEnv } = process.env;
+
+async function ai(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args]);
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], {
+      env: { ...cleanEnv, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -32,6 +42,8 @@ describe('ai-toolbelt CLI', () => {
       join(dev, 'queries.jsonl'),
       '--k',
       '1,5,10',
+      '--embedder',
+      'lexical',
       '--json',
     ]);
     expect(code).toBe(0);
@@ -59,6 +71,8 @@ describe('ai-toolbelt CLI', () => {
       join(multi, 'tools.jsonl'),
       '--queries',
       join(dir, 'test.jsonl'),
+      '--embedder',
+      'lexical',
       '--json',
     ];
     const [plain, learned] = await Promise.all([
@@ -82,6 +96,8 @@ describe('ai-toolbelt CLI', () => {
       join(dev, 'tools.jsonl'),
       '--queries',
       join(dev, 'queries.jsonl'),
+      '--embedder',
+      'lexical',
     ]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/1853 tools, 100 queries, \d+ ms/);
@@ -95,6 +111,8 @@ describe('ai-toolbelt CLI', () => {
       join(dev, 'tools.jsonl'),
       '--k',
       '3',
+      '--embedder',
+      'lexical',
       'weather forecast in Paris',
     ]);
     expect(code).toBe(0);
@@ -120,6 +138,7 @@ describe('ai-toolbelt CLI', () => {
       ['search', '--tools', 'x'],
       ['eval', '--bogus'],
       ['search', '--tools', 'x', '--k', 'two', 'q'],
+      ['search', '--tools', join(dev, 'tools.jsonl'), '--embedder', 'bogus', 'q'],
     ]) {
       const { code, stderr } = await ai(args);
       expect(code, args.join(' ')).toBe(2);
@@ -160,5 +179,128 @@ describe('ai-toolbelt CLI', () => {
     const two = await ai(['fetch-model', 'a', 'b', '--dir', dir]);
     expect(two.code).toBe(2);
     expect(two.stderr).toContain('Usage:');
+  });
+});
+
+// `--embedder auto` (the default): the local model when installed, else the provider's with
+// OPENAI_API_KEY, else lexical; one line on stderr says which (stdout keeps the results).
+describe('tool retrieval of eval and search', () => {
+  const UMBRELLA = 'will I need an umbrella tomorrow';
+  let dir: string;
+  let tools: string;
+  let queries: string;
+  let noModels: string;
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'aitb-cli-retrieval-'));
+    noModels = join(dir, 'no-models');
+    tools = join(dir, 'tools.jsonl');
+    queries = join(dir, 'queries.jsonl');
+    const catalog = {
+      current_weather: 'Current weather conditions in a city: temperature, wind and sky',
+      forecast: 'Weather forecast for the coming days in a city: daily high, low and rain chance',
+      air_quality: 'Air quality index and main pollutant in a city',
+      list_events: 'List the calendar events (meetings, appointments) scheduled on a day',
+      create_event: 'Add a meeting or appointment to the calendar',
+    };
+    await writeFile(
+      tools,
+      Object.entries(catalog)
+        .map(([name, description]) => JSON.stringify({ name, description }))
+        .join('\n'),
+    );
+    await writeFile(queries, JSON.stringify({ id: 'q1', query: UMBRELLA, gold: ['forecast'] }));
+    fake = await startFakeOpenAI();
+  });
+  afterAll(() => fake?.close());
+  const search = (env: NodeJS.ProcessEnv = {}, more: string[] = []) =>
+    ai(['search', '--tools', tools, '--k', '1', ...more, UMBRELLA], env);
+  const firstLine = (stderr: string) => stderr.split('\n')[0];
+
+  it('is lexical without a local model or a key, and says how to get the local model', async () => {
+    const { code, stdout, stderr } = await search({ AI_TOOLBELT_MODELS_DIR: noModels });
+    expect(code).toBe(0);
+    expect(stderr).toBe(
+      'tool retrieval: lexical (no embedding model: run npx ai-toolbelt fetch-model for the local one, or set OPENAI_API_KEY)\n',
+    );
+    // No word of the request is in any description.
+    expect(stdout.trim()).toBe('(no matching tools)');
+  });
+
+  it("uses the provider's model with OPENAI_API_KEY when no local model is installed", async () => {
+    const before = fake.requests.length;
+    const { code, stdout, stderr } = await search({
+      AI_TOOLBELT_MODELS_DIR: noModels,
+      OPENAI_API_KEY: 'test',
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    expect(code).toBe(0);
+    expect(firstLine(stderr)).toBe('tool retrieval: hybrid, openai:text-embedding-3-small');
+    expect(stdout).toMatch(/^ {2}1\. /);
+    const embedded = fake.requests.slice(before).filter(request => request.api === 'embeddings');
+    expect(embedded.map(request => request.model)).toContain('text-embedding-3-small');
+  });
+
+  it('fails with the command that fetches it when --embedder local has no model (exit 1)', async () => {
+    const { code, stderr } = await search({ AI_TOOLBELT_MODELS_DIR: noModels }, [
+      '--embedder',
+      'local',
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`No local embedding model at ${join(noModels, 'all-MiniLM-L6-v2')}`);
+    expect(stderr).toContain('npx ai-toolbelt fetch-model all-MiniLM-L6-v2');
+  });
+
+  describeLocalModel('with the local model installed', 'all-MiniLM-L6-v2', () => {
+    const localLine = `tool retrieval: hybrid, local all-MiniLM-L6-v2 (${localModelPath('all-MiniLM-L6-v2')})`;
+
+    it('uses it by default, even with a key, and finds tools by meaning', async () => {
+      const before = fake.requests.length;
+      const { code, stdout, stderr } = await search({
+        OPENAI_API_KEY: 'test',
+        OPENAI_BASE_URL: fake.baseURL,
+      });
+      expect(code).toBe(0);
+      expect(stderr).toBe(`${localLine}\n`);
+      expect(stdout).toMatch(/^ {2}1\. \d\.\d{3} {2}forecast /);
+      expect(fake.requests.length).toBe(before);
+    });
+
+    it('eval --json keeps stdout one JSON object (the line goes to stderr)', async () => {
+      const { code, stdout, stderr } = await ai([
+        'eval',
+        '--tools',
+        tools,
+        '--queries',
+        queries,
+        '--json',
+      ]);
+      expect(code).toBe(0);
+      expect(stderr).toBe(`${localLine}\n`);
+      expect(JSON.parse(stdout)).toMatchObject({ tools: 5, queries: 1, recall: { '1': 1 } });
+    });
+
+    it('gives way to --embedder lexical and openai:MODEL', async () => {
+      const lexical = await search({}, ['--embedder', 'lexical']);
+      expect(lexical.stderr).toBe('tool retrieval: lexical (--embedder lexical)\n');
+      const openai = await search({ OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL }, [
+        '--embedder',
+        'openai:text-embedding-3-large',
+      ]);
+      expect(openai.code).toBe(0);
+      expect(firstLine(openai.stderr)).toBe(
+        'tool retrieval: hybrid, openai:text-embedding-3-large',
+      );
+    });
+  });
+
+  describeLocalModel('--embedder local:NAME', 'paraphrase-MiniLM-L3-v2', () => {
+    it('uses that model', async () => {
+      const { code, stderr } = await search({}, ['--embedder', 'local:paraphrase-MiniLM-L3-v2']);
+      expect(code).toBe(0);
+      expect(stderr).toBe(
+        `tool retrieval: hybrid, local paraphrase-MiniLM-L3-v2 (${localModelPath('paraphrase-MiniLM-L3-v2')})\n`,
+      );
+    });
   });
 });

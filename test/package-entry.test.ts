@@ -45,6 +45,8 @@ describe('package entry', () => {
         }),
       CatalogFormatError: () => new root.CatalogFormatError({ file: 'f', line: 1, message: 'm' }),
       UsageError: () => new root.UsageError({ message: 'm' }),
+      LocalModelError: () =>
+        new root.LocalModelError({ reason: 'missing', message: 'm', path: '/p', command: 'c' }),
       McpConnectionError: () => new root.McpConnectionError({ server: 's', message: 'm' }),
       McpAuthorizationError: () =>
         new root.McpAuthorizationError({ server: 's', reason: 'needs-auth', message: 'm' }),

@@ -1,7 +1,7 @@
 // Node-only half of instrumentation.ts, imported only under the Node runtime so
 // the Edge build (the /api/select route) never compiles process signals.
 import { type Telemetry, startTelemetry } from './lib/telemetry';
-import { closeToolbelt } from './lib/toolbelt';
+import { closeToolbelt, getToolbelt } from './lib/toolbelt';
 
 let telemetry: Telemetry | undefined;
 
@@ -20,4 +20,18 @@ export function handleShutdownSignals(): void {
       process.exit(0);
     });
   }
+}
+
+/**
+ * Opens the toolbelt now rather than on the first request (which then finds it open): MCP
+ * servers, the sandbox's warm container and the embedding model, with the `[retrieval]` line.
+ * Not awaited, so the server is ready meanwhile; a failure is logged and the next request tries
+ * again.
+ */
+export function openToolbeltNow(): void {
+  getToolbelt().catch((error: unknown) => {
+    console.warn(
+      `[toolbelt] opening at start failed (${error instanceof Error ? error.message : String(error)}); the next request tries again`,
+    );
+  });
 }

@@ -10,6 +10,10 @@ const config: NextConfig = {
     'dockerode',
     'unstorage',
     'ioredis',
+    // The local embedding model (lib/embedder.ts): ONNX Runtime's native binaries and the
+    // tokenizer load in ai-toolbelt's worker thread, from node_modules, never from a bundle.
+    'onnxruntime-node',
+    '@huggingface/tokenizers',
     // OpenTelemetry (lib/telemetry.ts, with OTEL_EXPORTER_OTLP_ENDPOINT): exporters use Node's http.
     '@ai-sdk/otel',
     '@opentelemetry/context-async-hooks',

@@ -2,6 +2,7 @@ import { UsageError } from '../errors/usage-error.ts';
 import { readToolCatalog } from '../retrieval/eval/catalog-file.ts';
 import { createToolIndex } from '../retrieval/create-tool-index.ts';
 import type { ToolIndex } from '../retrieval/tool-index.ts';
+import { embedderFromFlags } from './embedder-from-flags.ts';
 
 /** Flags shared by `eval` and `search`. */
 export type IndexFlags = {
@@ -10,40 +11,47 @@ export type IndexFlags = {
   cache?: string;
   /** Learning from use on (for `eval --learn-from`). */
   learning?: boolean;
+  /** Told once, before the tools are read, which retrieval the index uses (one line). */
+  onRetrieval?: (line: string) => void;
 };
 
+/** A filled tool index, and the close of its embedding model. */
+export type IndexFromFlags = AsyncDisposable & { index: ToolIndex; close(): Promise<void> };
+
 /**
- * Builds and fills a tool index from `--tools`, `--embedder lexical|openai:MODEL`
- * and `--cache`. OpenAI (or any OpenAI-compatible server through
- * `OPENAI_BASE_URL`) is loaded only when asked for.
+ * Builds and fills a tool index from `--tools`, `--embedder auto|lexical|local[:NAME]|openai:MODEL`
+ * (see `embedderFromFlags`) and `--cache`, saying which retrieval it uses before embedding
+ * (`tool retrieval: hybrid, local all-MiniLM-L6-v2 (…)`, to stderr by default: stdout carries the
+ * results). Close it when done: a local model runs in a worker thread.
+ *
+ * @example
+ * ```ts
+ * await using built = await indexFromFlags({ tools: 'tools.jsonl' });
+ * const hits = await built.index.search('weather in Paris', { topK: 5 });
+ * ```
  */
 export async function indexFromFlags({
   tools,
-  embedder = 'lexical',
+  embedder,
   cache,
   learning = false,
-}: IndexFlags): Promise<ToolIndex> {
+  onRetrieval = line => console.error(line),
+}: IndexFlags): Promise<IndexFromFlags> {
   if (tools === undefined) throw new UsageError({ message: 'missing --tools <catalog.jsonl>' });
-  let index: ToolIndex;
-  if (embedder === 'lexical') {
-    index = createToolIndex({ learning });
-  } else if (embedder.startsWith('openai:') && embedder.length > 'openai:'.length) {
-    const { openai } = await import('@ai-sdk/openai').catch((error: unknown) => {
-      if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      throw new UsageError({
-        message: '--embedder openai:MODEL needs @ai-sdk/openai: npm install @ai-sdk/openai',
-      });
-    });
-    index = createToolIndex({
-      embeddingModel: openai.embedding(embedder.slice('openai:'.length)),
-      ...(cache ? { cache } : {}),
+  const catalog = await readToolCatalog(tools);
+  const chosen = await embedderFromFlags(embedder === undefined ? {} : { embedder });
+  const close = () => chosen.close();
+  try {
+    onRetrieval(`tool retrieval: ${chosen.description}`);
+    const index = createToolIndex({
+      ...(chosen.embeddingModel ? { embeddingModel: chosen.embeddingModel } : {}),
+      ...(chosen.embeddingModel && cache ? { cache } : {}),
       learning,
     });
-  } else {
-    throw new UsageError({
-      message: `unknown --embedder "${embedder}"; use "lexical" or "openai:<model>"`,
-    });
+    await index.upsert(catalog);
+    return { index, close, [Symbol.asyncDispose]: close };
+  } catch (error) {
+    await close();
+    throw error;
   }
-  await index.upsert(await readToolCatalog(tools));
-  return index;
 }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type {
@@ -150,11 +150,10 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
         errorFrom({ reason: 'closed', message: `The local model ${this.modelId} was closed.` }),
       );
     this.ready ??= new Promise<Worker>((resolve, reject) => {
-      // The worker is this file's sibling: .ts when run from src/, .js once built.
-      const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-      const file = fileURLToPath(
-        new URL(`./worker/embedding-worker.${extension}`, import.meta.url),
-      );
+      // The worker sits beside this file: .ts when run from src/, .js once built. A path string,
+      // not `new URL(...)`: bundlers take that for an asset pattern and copy the wrong files.
+      const here = fileURLToPath(import.meta.url);
+      const file = join(dirname(here), 'worker', `embedding-worker${extname(here)}`);
       const worker = new Worker(file, {
         workerData: { folder: this.folder, threads: this.threads },
       });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';
 import { launchChromium } from './support/chromium.ts';
+import { localModelPath } from '../helpers/local-model.ts';
 import { describeE2E, describeWith } from './support/describe-e2e.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
@@ -45,6 +46,12 @@ describeE2E('hono-server example in a browser', () => {
       fake,
       screenshot: join(root, 'test-results/e2e/hono-server-chat.png'),
     });
+    // As `npm start` runs it (which fetches the local model first): the local model embeds the
+    // tools, before the key's server, which gets no embedding call.
+    expect(app.output()).toContain(
+      `[retrieval] hybrid, local all-MiniLM-L6-v2 (${localModelPath('all-MiniLM-L6-v2')})`,
+    );
+    expect(fake.requests.filter(request => request.api === 'embeddings')).toEqual([]);
   }, 120_000);
 
   it('gives python an attached CSV, shows the chart and offers the summary as a download; the next message charts the same DataFrame', async () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listSandboxContainers } from '../../src/internal.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai/fake-openai-server.ts';
 import type { Script } from '../fixtures/fake-openai/script.ts';
+import { localModelPath } from '../helpers/local-model.ts';
 import { type AppProcess, startAppProcess } from './support/app-process.ts';
 import { launchChromium } from './support/chromium.ts';
 import { describeE2E } from './support/describe-e2e.ts';
@@ -62,6 +63,21 @@ describeE2E('next-app example in a browser', () => {
     await fake?.close();
   });
 
+  it('opens the toolbelt at start with the local embedding model, from the library in node_modules', async () => {
+    // `npm start` opens the toolbelt at once (instrumentation.ts) and says which retrieval it
+    // uses: the local model's worker thread starts from ai-toolbelt's dist/, which bundling the
+    // library would break (lib/embedder.ts loads it unbundled). Nothing asked the key's server.
+    await expect
+      .poll(app.output, { timeout: 30_000 })
+      .toContain(
+        `[retrieval] hybrid, local all-MiniLM-L6-v2 (${localModelPath('all-MiniLM-L6-v2')})`,
+      );
+    expect(app.output()).not.toContain('[retrieval] lexical');
+    expect(fake.requests.filter(request => request.api === 'embeddings')).toEqual([]);
+    // The build bundled nothing of the local model (no "traces the whole project" warning).
+    expect(buildOutput).not.toMatch(/local-embedding|Dynamic filesystem access/);
+  }, 60_000);
+
   it('renders the python tool part as a timeline: failed attempt, repair, answer', async () => {
     await using browser = await launchChromium();
     await playWeatherScenario({
@@ -70,6 +86,7 @@ describeE2E('next-app example in a browser', () => {
       fake,
       screenshot: join(root, 'test-results/e2e/next-app-chat.png'),
     });
+    expect(fake.requests.filter(request => request.api === 'embeddings')).toEqual([]);
   }, 120_000);
 
   it('connects the bundled notes server from the chat and answers its form', async () => {

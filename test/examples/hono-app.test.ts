@@ -6,6 +6,7 @@ import type { Sandbox } from 'ai-toolbelt/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../examples/hono-server/src/app.ts';
 import { loadMcpConfig } from '../../examples/hono-server/src/load-mcp-config.ts';
+import { embedderFromEnv } from '../../examples/hono-server/src/embedder-from-env.ts';
 import { modelFromEnv } from '../../examples/hono-server/src/model-from-env.ts';
 import { appOrigins } from '../../examples/hono-server/src/same-origin.ts';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
@@ -54,12 +55,15 @@ describe('without a model or a sandbox', () => {
   });
 
   it('GET /healthz names the model server by its host only, never its path or credentials', async () => {
-    const setup = modelFromEnv({
+    const env = {
       OPENAI_API_KEY: 'k',
       OPENAI_BASE_URL: 'https://user:pa55@proxy.internal:8443/v1/tenant-42?token=s3cret',
-    });
+    };
+    const setup = modelFromEnv(env);
     expect(setup.description).toBe('gpt-4.1-mini (chat API at proxy.internal:8443)');
-    expect(setup.embeddingDescription).toBe('text-embedding-3-small at proxy.internal:8443');
+    expect(embedderFromEnv({ ...env, EMBEDDER: 'openai' }).description).toBe(
+      'openai:text-embedding-3-small at proxy.internal:8443',
+    );
     const health = await (
       await createApp({
         origins,

@@ -1,11 +1,14 @@
 // The Hono example as a real process on a real port, as `npm start` runs it.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSandboxContainers } from '../../src/internal.ts';
+import { describeLocalModel, localModelPath } from '../helpers/local-model.ts';
 import { type AppProcess, startAppProcess } from '../e2e/support/app-process.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
 import {
@@ -19,6 +22,8 @@ import { answerText, chatRequest, dataParts, readUIChunks } from './ui-chunks.ts
 
 const main = join(import.meta.dirname, '../../examples/hono-server/src/main.ts');
 const ready = /Listening on (http:\/\/127\.0\.0\.1:\d+)/;
+// A models folder without the local model: a machine where `fetch-model` never ran.
+const noModels = mkdtempSync(join(tmpdir(), 'aitb-no-models-'));
 
 describe('without a model and without Docker', () => {
   let app: AppProcess;
@@ -26,8 +31,13 @@ describe('without a model and without Docker', () => {
     app = await startAppProcess({
       command: process.execPath,
       args: [main],
-      // No key, and a Docker socket that does not exist: both must degrade, not crash.
-      env: { PORT: '0', OPENAI_API_KEY: '', DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
+      // No key, no local model, and a Docker socket that does not exist: all must degrade, not crash.
+      env: {
+        PORT: '0',
+        OPENAI_API_KEY: '',
+        AI_TOOLBELT_MODELS_DIR: noModels,
+        DOCKER_HOST: 'unix:///nonexistent/docker.sock',
+      },
       readyPattern: ready,
     });
   });
@@ -41,7 +51,7 @@ describe('without a model and without Docker', () => {
       .toContain('[model] No language model is configured. Set OPENAI_API_KEY');
     await expect.poll(app.output).toMatch(/\[python\] disabled: Cannot reach the Docker engine/);
     expect(app.output()).toContain(
-      '[retrieval] lexical: no embedding model (none: set OPENAI_API_KEY',
+      '[retrieval] lexical (no embedding model: run npx ai-toolbelt fetch-model for the local one, or set OPENAI_API_KEY)\n',
     );
 
     const health = await (await fetch(`${url}/healthz`)).json();
@@ -100,6 +110,49 @@ describe('with REDIS_URL but no MCP_TOKEN_KEY', () => {
   });
 });
 
+describeLocalModel('with the local model (and a key)', 'all-MiniLM-L6-v2', () => {
+  let fake: FakeOpenAI;
+  let app: AppProcess;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    app = await startAppProcess({
+      command: process.execPath,
+      args: [main],
+      env: {
+        PORT: '0',
+        OPENAI_API_KEY: 'test',
+        OPENAI_BASE_URL: fake.baseURL,
+        PYTHON_SANDBOX: 'off',
+      },
+      readyPattern: ready,
+    });
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await fake?.close();
+  });
+
+  it('embeds the tools with it, says so at start, and finds tools by meaning', async () => {
+    // Installed, it goes before the provider's model: the key's server sees no embedding call.
+    expect(app.output()).toContain(
+      `[retrieval] hybrid, local all-MiniLM-L6-v2 (${localModelPath('all-MiniLM-L6-v2')}), embeddings kept in memory`,
+    );
+    expect(app.output().match(/\[retrieval\]/g)).toHaveLength(1);
+    const url = app.ready[1]!;
+    // No word of the request is in the tool's description: only the embeddings find it.
+    const search = await (
+      await fetch(`${url}/api/tools/search?q=will+I+need+an+umbrella+tomorrow&k=1`)
+    ).json();
+    expect(search.results[0].name).toBe('forecast');
+    expect(fake.requests.filter(request => request.api === 'embeddings')).toEqual([]);
+  });
+
+  it('ends its worker thread and exits cleanly on SIGTERM', async () => {
+    await app.stop();
+    expect(app.child.exitCode).toBe(0);
+  });
+});
+
 describeWith({}, 'with the fake model and the sandbox', () => {
   let fake: FakeOpenAI;
   let app: AppProcess;
@@ -108,7 +161,13 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     app = await startAppProcess({
       command: process.execPath,
       args: [main],
-      env: { PORT: '0', OPENAI_API_KEY: 'test', OPENAI_BASE_URL: fake.baseURL },
+      // No local model: the key's server embeds the tools (the fake serves /v1/embeddings).
+      env: {
+        PORT: '0',
+        OPENAI_API_KEY: 'test',
+        OPENAI_BASE_URL: fake.baseURL,
+        AI_TOOLBELT_MODELS_DIR: noModels,
+      },
       readyPattern: ready,
     });
   });
@@ -124,7 +183,7 @@ describeWith({}, 'with the fake model and the sandbox', () => {
     const chunks = await readUIChunks(response);
     // With a key, the tools are embedded (text-embedding-3-small at the fake server): hybrid.
     expect(app.output()).toContain(
-      `[retrieval] hybrid: text-embedding-3-small at ${new URL(fake.baseURL).host}, embeddings kept in memory`,
+      `[retrieval] hybrid, openai:text-embedding-3-small at ${new URL(fake.baseURL).host}, embeddings kept in memory`,
     );
     const selections = dataParts<{ retrieval: string }>(chunks, 'data-tool-selection');
     expect(selections.map(selection => selection.retrieval)).toEqual(

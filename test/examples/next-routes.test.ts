@@ -69,6 +69,7 @@ beforeAll(async () => {
     toolbox: root,
     elicitations: new McpElicitationBroker(),
     closeNotes: async () => {},
+    embedder: { description: 'none (lexical)', close: async () => {} },
   });
   Object.assign(process.env, {
     OPENAI_API_KEY: 'test',
@@ -194,15 +195,17 @@ describe('the model server in the page header and the log', () => {
   it('is named by its host only, never its path or credentials', async () => {
     const model = (await import(new URL('lib/model.ts', app).href)) as {
       modelDescription(env: Record<string, string>): string;
-      embeddingModel(env: Record<string, string>): { description: string };
+    };
+    const embedder = (await import(new URL('lib/embedder.ts', app).href)) as {
+      embedderFromEnv(env: Record<string, string>): Promise<{ description: string }>;
     };
     const env = {
       OPENAI_API_KEY: 'k',
       OPENAI_BASE_URL: 'https://user:pa55@proxy.internal:8443/v1/tenant-42?token=s3cret',
     };
     expect(model.modelDescription(env)).toBe('gpt-4.1-mini at proxy.internal:8443');
-    expect(model.embeddingModel(env).description).toBe(
-      'text-embedding-3-small at proxy.internal:8443',
+    expect((await embedder.embedderFromEnv({ ...env, EMBEDDER: 'openai' })).description).toBe(
+      'openai:text-embedding-3-small at proxy.internal:8443',
     );
   });
 });

@@ -1,18 +1,26 @@
 // The Next.js example's process-wide toolbelt (lib/toolbelt.ts) opened for real: the bundled
 // MCP servers and the notes server as child processes (python off). A start-up that fails must
-// leave no child behind, since every later request tries again.
+// leave no child behind, since every later request tries again. Tool retrieval uses the local
+// embedding model when it is installed (its worker thread ends with the toolbelt), lexical
+// without one, and says which.
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStorage } from 'unstorage';
 import redisDriver from 'unstorage/drivers/redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describeLocalModel, localModelPath } from '../helpers/local-model.ts';
 import { describeRedis, startRedisServer } from '../helpers/redis-server.ts';
 
 const app = new URL('../../examples/next-app/', import.meta.url);
 type ToolbeltModule = {
   getToolbelt(): Promise<{
+    embedder: { embeddingModel?: { doEmbed(options: { values: string[] }): Promise<unknown> } };
     toolbox: {
+      index: {
+        retrieval: string;
+        search(query: string, options: { topK: number }): Promise<{ name: string }[]>;
+      };
       status(): Record<string, { state: string }>;
       forUser(options: {
         userId: string;
@@ -37,8 +45,15 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await toolbelt.closeToolbelt();
-  for (const name of ['MCP_CONFIG', 'REDIS_URL', 'MCP_TOKEN_KEY', 'SANDBOX_STATE_KEY'])
+  for (const name of [
+    'MCP_CONFIG',
+    'REDIS_URL',
+    'MCP_TOKEN_KEY',
+    'SANDBOX_STATE_KEY',
+    'AI_TOOLBELT_MODELS_DIR',
+  ])
     delete process.env[name];
+  vi.restoreAllMocks();
 });
 afterAll(async () => {
   process.chdir(savedCwd);
@@ -104,6 +119,37 @@ describe.runIf(process.platform === 'linux')('the toolbelt', () => {
     await writeFile(process.env.MCP_CONFIG, JSON.stringify({ servers: { bad: { auth: {} } } }));
     await expect(toolbelt.getToolbelt()).rejects.toThrow();
     expect(await notesServers()).toEqual([]);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('tool retrieval without the local model', () => {
+  it('is lexical, and the log says how to get the local model', async () => {
+    process.env.AI_TOOLBELT_MODELS_DIR = join(dir, 'no-models');
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const { toolbox, embedder } = await toolbelt.getToolbelt();
+    expect(toolbox.index.retrieval).toBe('lexical');
+    expect(embedder.embeddingModel).toBeUndefined();
+    expect(log.mock.calls.map(call => call[0]).filter(line => /\[retrieval\]/.test(line))).toEqual([
+      '[retrieval] lexical (no embedding model: run npx ai-toolbelt fetch-model for the local one, or set OPENAI_API_KEY)',
+    ]);
+  });
+});
+
+describeLocalModel('tool retrieval with the local model', 'all-MiniLM-L6-v2', () => {
+  it('is hybrid, says so once, finds tools by meaning, and ends the worker on close', async () => {
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const { toolbox, embedder } = await toolbelt.getToolbelt();
+    expect(toolbox.index.retrieval).toBe('hybrid');
+    expect(log.mock.calls.map(call => call[0]).filter(line => /\[retrieval\]/.test(line))).toEqual([
+      `[retrieval] hybrid, local all-MiniLM-L6-v2 (${localModelPath('all-MiniLM-L6-v2')}), embeddings kept in memory (set REDIS_URL to keep embeddings across cold starts)`,
+    ]);
+    const [best] = await toolbox.index.search('will I need an umbrella tomorrow', { topK: 1 });
+    expect(best?.name).toBe('forecast');
+    await toolbelt.closeToolbelt();
+    // Closed: its worker thread is gone, and a late call says so rather than waiting.
+    await expect(embedder.embeddingModel!.doEmbed({ values: ['rain'] })).rejects.toMatchObject({
+      reason: 'closed',
+    });
   });
 });
 

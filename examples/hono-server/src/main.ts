@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from './app.ts';
 import { McpElicitationBroker } from 'ai-toolbelt/mcp';
+import { embedderFromEnv } from './embedder-from-env.ts';
 import { loadMcpConfig } from './load-mcp-config.ts';
 import { startNotesSignIn } from './mcp-sign-in.ts';
 import { modelFromEnv } from './model-from-env.ts';
@@ -29,6 +30,9 @@ const port = Number(env.PORT ?? 3000);
 const configPath = env.MCP_CONFIG ?? new URL('../mcp.config.json', import.meta.url).pathname;
 
 const setup = modelFromEnv(env);
+// The local model when installed, else the provider's with a key, else none (lexical); see
+// embedder-from-env.ts. A local model runs in a worker thread, closed on shutdown below.
+const embedder = embedderFromEnv(env);
 const storage = await storeFromEnv(env);
 // The bundled notes server needs sign-in (per browser); NOTES_MCP=off leaves it out.
 const notes = await startNotesSignIn({
@@ -41,7 +45,7 @@ const [toolbox, python] = await Promise.all([
   openToolbox({
     servers: { ...(await loadMcpConfig(configPath)), ...notes.servers },
     onElicitation: elicitations.handler,
-    ...(setup.embeddingModel ? { embeddingModel: setup.embeddingModel } : {}),
+    ...(embedder.embeddingModel ? { embeddingModel: embedder.embeddingModel } : {}),
     ...(storage.store ? { store: storage.store } : {}),
     onEvent: event => {
       if (event.type === 'connect-failed' || event.type === 'gave-up' || event.type === 'error')
@@ -84,11 +88,16 @@ if (storage.store && !env.USER_ID_KEY)
 if (telemetry) console.log(`[telemetry] ${telemetry.description}`);
 if (setup.problem) console.warn(`[model] ${setup.problem}`);
 // Said once here, and on every selection (the page's step rows show it).
-console.log(
-  toolbox.index.retrieval === 'lexical'
-    ? `[retrieval] lexical: ${setup.embeddingModel ? 'the embedding model failed (see above)' : `no embedding model (${setup.embeddingDescription})`}`
-    : `[retrieval] hybrid: ${setup.embeddingDescription}, embeddings kept in ${storage.description}`,
-);
+if (toolbox.index.retrieval === 'lexical' && embedder.embeddingModel) {
+  console.log(`[retrieval] lexical (${embedder.description} failed, see above)`);
+  await embedder.close();
+} else {
+  console.log(
+    toolbox.index.retrieval === 'lexical'
+      ? `[retrieval] lexical (${embedder.description})`
+      : `[retrieval] hybrid, ${embedder.description}, embeddings kept in ${storage.description}`,
+  );
+}
 console.log(
   python.sandbox
     ? '[python] sandbox ready (Docker + gVisor)'
@@ -118,8 +127,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     server.close();
-    // Closing ends the MCP child processes and removes the sandbox containers.
-    await Promise.allSettled([toolbox.close(), python.sandbox?.close(), storage.store?.dispose()]);
+    // Closing ends the MCP child processes, removes the sandbox containers and ends the local
+    // embedding model's worker thread.
+    await Promise.allSettled([
+      toolbox.close(),
+      python.sandbox?.close(),
+      storage.store?.dispose(),
+      embedder.close(),
+    ]);
     await notes.close();
     // Sends the spans and metrics still buffered.
     await telemetry?.shutdown();

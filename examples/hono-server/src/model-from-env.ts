@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { EmbeddingModel, LanguageModel } from 'ai';
+import type { LanguageModel } from 'ai';
 
 /** A model object, as `chatResponse` wraps it (not a gateway id string). */
 export type ChatModel = Exclude<LanguageModel, string>;
@@ -8,10 +8,6 @@ export type ChatModel = Exclude<LanguageModel, string>;
 export type ModelSetup = {
   /** The chat model, or undefined when nothing is configured. */
   model?: ChatModel;
-  /** Embeddings for hybrid tool retrieval: with a key, unless `OPENAI_EMBEDDING_MODEL=off`. */
-  embeddingModel?: EmbeddingModel;
-  /** The embedding model and where it is served, or why there is none, for the log. */
-  embeddingDescription: string;
   /** Model id and where it is served, for logs and /healthz. */
   description: string;
   /** Set when there is no model: what to set, shown on the page and in chat errors. */
@@ -23,16 +19,12 @@ export const MISSING_MODEL_MESSAGE =
   'No language model is configured. Set OPENAI_API_KEY (and OPENAI_BASE_URL for any ' +
   'OpenAI-compatible server, e.g. a local one; OPENAI_MODEL picks the model), then restart the server.';
 
-/** The embedding model used when `OPENAI_EMBEDDING_MODEL` is not set. */
-export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
-
 /**
  * The chat model from the environment: `OPENAI_API_KEY` (required; any value for
  * keyless local servers), `OPENAI_BASE_URL`, `OPENAI_MODEL` (default `gpt-4.1-mini`),
  * `OPENAI_API` (`chat`, the default, for chat completions, which OpenAI-compatible
- * servers speak; `responses` for OpenAI's Responses API), and the embedding model for
- * tool retrieval: `OPENAI_EMBEDDING_MODEL` (default `text-embedding-3-small`; `off` for
- * servers without embeddings, which leaves selection lexical).
+ * servers speak; `responses` for OpenAI's Responses API). Tool retrieval's embedding
+ * model is `embedderFromEnv`'s.
  *
  * @example
  * ```ts
@@ -49,25 +41,19 @@ export function modelFromEnv(env: Record<string, string | undefined>): ModelSetu
   if (!env.OPENAI_API_KEY) {
     return {
       description: `none (${modelId} at ${where} once configured)`,
-      embeddingDescription: 'none: set OPENAI_API_KEY (OPENAI_EMBEDDING_MODEL picks the model)',
       problem: MISSING_MODEL_MESSAGE,
     };
   }
   const openai = createOpenAI({ apiKey: env.OPENAI_API_KEY, ...(baseURL ? { baseURL } : {}) });
   const api = env.OPENAI_API === 'responses' ? 'responses' : 'chat';
-  const embeddingId = env.OPENAI_EMBEDDING_MODEL || DEFAULT_EMBEDDING_MODEL;
-  const embeddings = embeddingId !== 'off';
   return {
     model: api === 'responses' ? openai.responses(modelId) : openai.chat(modelId),
-    ...(embeddings ? { embeddingModel: openai.embedding(embeddingId) } : {}),
     description: `${modelId} (${api} API at ${where})`,
-    embeddingDescription: embeddings
-      ? `${embeddingId} at ${where}`
-      : 'none: turned off with OPENAI_EMBEDDING_MODEL=off',
   };
 }
 
-function hostOf(url: string): string {
+/** A server's host for logs and /healthz: never its path, query or credentials. */
+export function hostOf(url: string): string {
   try {
     return new URL(url).host;
   } catch {

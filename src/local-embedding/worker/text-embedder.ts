@@ -73,6 +73,8 @@ export async function loadTextEmbedder({
       // Without the arena, memory goes back after each batch: embedding 3,000 tools grew RSS by
       // 370 MB with it, 190 MB without, at the same speed (bench:embedding).
       enableCpuMemArena: false,
+      // A memory pattern is planned and kept per input shape, and batches come in many shapes.
+      enableMemPattern: false,
     });
   } catch (cause) {
     throw new LocalModelError({

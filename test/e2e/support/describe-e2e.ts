@@ -1,5 +1,10 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'vitest';
+import { DEFAULT_LOCAL_MODEL } from '../../../src/local-embedding/local-models.ts';
+import { MANIFEST_FILE } from '../../../src/local-embedding/models-dir.ts';
 import { DockerSandbox } from '../../../src/sandbox/index.ts';
+import { localModelPath } from '../../helpers/local-model.ts';
 import { chromiumMissing } from './chromium.ts';
 
 // The library's own check (engine reachable, runsc registered, image present), once per file.
@@ -15,9 +20,16 @@ async function sandboxMissing(): Promise<string | undefined> {
 
 const noSandbox = await sandboxMissing();
 
+// The examples' default tool retrieval: the local model `fetch-model` installs (.ci/run does).
+function localModelMissing(): string | undefined {
+  const path = localModelPath(DEFAULT_LOCAL_MODEL);
+  if (existsSync(join(path, MANIFEST_FILE))) return undefined;
+  return `no local embedding model at ${path}; run \`node src/cli.ts fetch-model\``;
+}
+
 /**
- * `describe` for tests that need the real sandbox and/or Chromium. Without them: in CI the suite fails with the reason; elsewhere it
- * is skipped with one line.
+ * `describe` for tests that need the real sandbox, Chromium and/or the local embedding model. Without them: in CI the suite fails
+ * with the reason; elsewhere it is skipped with one line.
  *
  * @example
  * describeWith({ browser: true }, 'hono example in a browser', () => { it('...', async () => {}); });
@@ -26,16 +38,22 @@ export function describeWith(
   {
     browser = false,
     sandbox = true,
+    localModel = false,
   }: {
     /** Needs Chromium. */
     browser?: boolean;
     /** Needs Docker + gVisor. */
     sandbox?: boolean;
+    /** Needs the default local embedding model, installed. */
+    localModel?: boolean;
   },
   name: string,
   body: () => void,
 ): void {
-  const missing = (browser ? chromiumMissing() : undefined) ?? (sandbox ? noSandbox : undefined);
+  const missing =
+    (browser ? chromiumMissing() : undefined) ??
+    (sandbox ? noSandbox : undefined) ??
+    (localModel ? localModelMissing() : undefined);
   if (missing === undefined) {
     describe(name, body);
     return;
@@ -53,11 +71,12 @@ export function describeWith(
 }
 
 /**
- * `describe` for browser end-to-end tests: Chromium and the real sandbox.
+ * `describe` for browser end-to-end tests of the examples as `npm start` runs them: Chromium, the
+ * real sandbox and the local embedding model.
  *
  * @example
  * describeE2E('hono example in a browser', () => { it('...', async () => {}); });
  */
 export function describeE2E(name: string, body: () => void): void {
-  describeWith({ browser: true }, name, body);
+  describeWith({ browser: true, localModel: true }, name, body);
 }

@@ -318,6 +318,14 @@ describe('fetchModel', () => {
     expect(during[0]).toMatch(/^\.tmp-/);
     expect(await readdir(dir)).toEqual([]);
   });
+  it('fails, naming the stall, when the index stops sending, and leaves nothing behind', async () => {
+    const dir = await tempModelsDir();
+    index.stallHalfway = () => {};
+    const error = await rejection(fetchTiny(dir, { stallMs: 300 }));
+    expect(error.reason).toBe('fetch-failed');
+    expect(error.message).toContain('sent nothing for 0.3 s');
+    expect(await readdir(dir)).toEqual([]);
+  });
 });
 
 describe('LOCAL_MODELS', () => {

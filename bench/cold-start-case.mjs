@@ -15,12 +15,20 @@
 // selection (the chat model of the fake server, as the middleware's `doGenerate` would): the
 // first answer, where a lexical app pays for its HTTP client too (a hybrid one paid it embedding
 // the query).
+// EMBEDDER=local (MODE=hybrid) embeds with the local model (ai-toolbelt/local-embedding, its
+// default all-MiniLM-L6-v2) instead of the provider, which the app still imports for its chat
+// model; the model loads when the first selection embeds its query, as an app that does not call
+// `load()` ahead gets it, and its worker is closed at the end so the process exits.
 import { readFile } from 'node:fs/promises';
 
 const env = process.env;
 const started = performance.now(); // Node's own start-up, before this module ran
 const lib = await import('../dist/index.js');
 const hybrid = env.MODE === 'hybrid';
+const local = hybrid && env.EMBEDDER === 'local';
+const { localEmbeddingModel } = local
+  ? await import('../dist/local-embedding/index.js')
+  : { localEmbeddingModel: undefined };
 const { createOpenAI } =
   hybrid || env.APP_IMPORTS === '1' ? await import('@ai-sdk/openai') : { createOpenAI: undefined };
 const store =
@@ -38,13 +46,27 @@ const imported = performance.now();
 const tools = JSON.parse(await readFile(env.CATALOG, 'utf8'));
 const read = performance.now();
 
+// The local model's texts and calls, counted here (the fake server counts the provider's).
+const localEmbeds = { calls: 0, texts: 0 };
+const localModel = localEmbeddingModel?.();
+if (localModel) {
+  const doEmbed = localModel.doEmbed.bind(localModel);
+  localModel.doEmbed = options => {
+    localEmbeds.calls++;
+    localEmbeds.texts += options.values.length;
+    return doEmbed(options);
+  };
+}
+
 const cacheEvents = [];
 const index = lib.createToolIndex(
   hybrid
     ? {
-        embeddingModel: createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: 'bench' }).embedding(
-          'text-embedding-3-small',
-        ),
+        embeddingModel:
+          localModel ??
+          createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: 'bench' }).embedding(
+            'text-embedding-3-small',
+          ),
         ...(store ? { store } : { cache: env.CACHE_FILE }),
         onCacheEvent: event => cacheEvents.push(event),
       }
@@ -83,6 +105,7 @@ const rss = process.memoryUsage().rss;
 // Exact vectors read in the background after the first search (not timed), before the store closes.
 await index.rescored();
 await store?.dispose();
+await localModel?.close();
 
 console.log(
   JSON.stringify({
@@ -108,5 +131,6 @@ console.log(
     analysisHit: cacheEvents.some(event => event.analysis && event.hits > 0),
     selected: (params.tools ?? []).map(tool => tool.name),
     cacheErrors: cacheEvents.filter(event => event.type !== 'read'),
+    ...(localModel ? { embedCalls: localEmbeds.calls, embeddedTexts: localEmbeds.texts } : {}),
   }),
 );

@@ -10,6 +10,12 @@
 //   hybrid-warm  the store filled by the previous (cold) process
 //   lexical-warm lexical-app with the store given to the index: it reads the catalog's analysis
 //                snapshot (its tokenised text) as a warm hybrid start does
+//   hybrid-local-warm  the local model (ai-toolbelt/local-embedding, all-MiniLM-L6-v2) in place of
+//                the provider's, over a store the local model filled: hybrid-warm on this machine's
+//                CPU (the model loads when the first selection embeds the query)
+//   hybrid-local-cold  the local model with an empty store: every tool embedded on the CPU (tens of
+//                seconds), so it runs once, before the rounds, and fills the store hybrid-local-warm
+//                reads (its own Redis database, 15: the rounds use 0 to RUNS - 1)
 // The store is a real redis-server when installed (else the JSON-lines file).
 // Each case also times the app's first model call with its selection, where it imports the
 // provider (all but lexical): the first answer.
@@ -28,11 +34,16 @@ import { benchResults } from './bench-results.ts';
 
 const TOOLS = 3000;
 const RUNS = Number(process.env.RUNS ?? 5);
+// The local model's store is Redis database 15; each round empties another one.
+if (RUNS > 15) throw new Error('RUNS must be at most 15 (one Redis database per round)');
 const results = benchResults({
   name: 'cold-start',
   command: 'npm run bench:cold-start',
   args: process.env.RUNS ? [`RUNS=${RUNS}`] : [],
-  notes: ['wall time from process start to the first selection; medians of the rounds'],
+  notes: [
+    'wall time from process start to the first selection; medians of the rounds',
+    'hybrid-local-cold runs once, before the rounds (it embeds 3,000 tools on the CPU)',
+  ],
 });
 const QUERY = 'what will the weather be like in Paris tomorrow?';
 const run = promisify(execFile);
@@ -94,15 +105,21 @@ async function coldStart(mode: 'lexical' | 'hybrid', storeEnv: Record<string, st
       maxBuffer: 16 * 1024 * 1024,
     },
   );
-  const report = JSON.parse(stdout.trim().split('\n').at(-1)!) as CaseReport;
+  const report = JSON.parse(stdout.trim().split('\n').at(-1)!) as CaseReport & {
+    embedCalls?: number;
+    embeddedTexts?: number;
+  };
   const embeddings = fake.requests.slice(from).filter(request => request.api === 'embeddings');
+  // The local model's calls never reach the fake server: its case counts them.
   return {
     ...report,
-    embedCalls: embeddings.length,
-    embeddedTexts: embeddings.reduce(
-      (sum, request) => sum + ((request.body as { input: unknown[] }).input?.length ?? 0),
-      0,
-    ),
+    embedCalls: report.embedCalls ?? embeddings.length,
+    embeddedTexts:
+      report.embeddedTexts ??
+      embeddings.reduce(
+        (sum, request) => sum + ((request.body as { input: unknown[] }).input?.length ?? 0),
+        0,
+      ),
   };
 }
 
@@ -114,7 +131,13 @@ const cases: Record<string, Awaited<ReturnType<typeof coldStart>>[]> = {
   'hybrid-cold': [],
   'hybrid-warm': [],
   'lexical-warm': [],
+  'hybrid-local-cold': [],
+  'hybrid-local-warm': [],
 };
+const localStoreEnv: Record<string, string> = redis
+  ? { STORE: 'redis', REDIS_URL: `${redis.url}/15`, EMBEDDER: 'local' }
+  : { STORE: 'file', CACHE_FILE: join(dir, 'embeddings-local.jsonl'), EMBEDDER: 'local' };
+cases['hybrid-local-cold']!.push(await coldStart('hybrid', localStoreEnv));
 for (let i = 0; i < RUNS; i++) {
   // Each round starts from an empty store: a new Redis prefix... by flushing, or a new file.
   const storeEnv: Record<string, string> = redis
@@ -127,6 +150,7 @@ for (let i = 0; i < RUNS; i++) {
   cases['lexical-warm']!.push(
     await coldStart('lexical', { ...storeEnv, APP_IMPORTS: '1', LEXICAL_STORE: '1' }),
   );
+  cases['hybrid-local-warm']!.push(await coldStart('hybrid', localStoreEnv));
 }
 
 const cold = cases['hybrid-cold']!;
@@ -186,6 +210,14 @@ const sameSelection =
   [...selections('hybrid-warm')].join() === [...selections('hybrid-cold')].join();
 if (!sameSelection) console.error('warning: warm and cold starts selected different tools');
 results.row({ check: 'warm and cold select the same tools', ok: sameSelection });
+const sameLocalSelection =
+  [...selections('hybrid-local-warm')].join() === [...selections('hybrid-local-cold')].join();
+if (!sameLocalSelection)
+  console.error('warning: warm and cold starts with the local model selected different tools');
+results.row({
+  check: 'warm and cold select the same tools with the local model',
+  ok: sameLocalSelection,
+});
 await results.save();
 
 await redis?.stop();

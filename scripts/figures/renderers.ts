@@ -1,4 +1,5 @@
 // Every figure the docs may quote, by name (see update-docs.ts for the markers).
+import { embeddingFigures } from './embedding-figures.ts';
 import { middlewareFigures } from './middleware-figures.ts';
 import { retrievalFigures } from './retrieval-figures.ts';
 import { sandboxFigures } from './sandbox-figures.ts';
@@ -6,6 +7,7 @@ import type { Renderers } from './update-docs.ts';
 
 /** The blocks and values of README, docs/** and the examples' READMEs. */
 export const RENDERERS: Renderers = [
+  embeddingFigures,
   middlewareFigures,
   retrievalFigures,
   sandboxFigures,

@@ -25,6 +25,7 @@ const modules = async () => ({
   'ai-toolbelt': await exportsOf('ai-toolbelt'),
   'ai-toolbelt/mcp': await exportsOf('ai-toolbelt/mcp'),
   'ai-toolbelt/sandbox': await exportsOf('ai-toolbelt/sandbox'),
+  'ai-toolbelt/local-embedding': await exportsOf('ai-toolbelt/local-embedding'),
 });
 
 describe('README and docs code', () => {

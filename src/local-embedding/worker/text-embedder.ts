@@ -5,10 +5,11 @@ import { poolTokens } from './pool-tokens.ts';
 /** The optional packages that run a local model, as the error names them. */
 export const RUNTIME_PACKAGES = 'onnxruntime-node@^1.31.1 @huggingface/tokenizers@^0.2.0';
 
-// Tokens per batch at most (texts x their padded length): bounds the activations a batch
-// holds, so a catalog's memory stays flat however long its texts are.
-const MAX_BATCH_TOKENS = 2048;
-const MAX_BATCH_TEXTS = 8;
+// Tokens and texts per batch at most (texts x their padded length). On 2 cores larger batches are
+// no faster, and the memory their activations took stays with the allocator: 8 texts a batch
+// grew a 3,000-tool embedding's RSS by about 160 MB, 4 by about 125 MB, at the same speed.
+const MAX_BATCH_TOKENS = 1024;
+const MAX_BATCH_TEXTS = 4;
 
 /** Embeds texts with one model folder; runs in the embedding worker. */
 export type TextEmbedder = {
@@ -70,8 +71,8 @@ export async function loadTextEmbedder({
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
-      // Without the arena, memory goes back after each batch: embedding 3,000 tools grew RSS by
-      // 370 MB with it, 190 MB without, at the same speed (bench:embedding).
+      // Without the arena, memory goes back after each batch: with it, embedding 3,000 tools grew
+      // RSS about twice as much, at the same speed.
       enableCpuMemArena: false,
       // A memory pattern is planned and kept per input shape, and batches come in many shapes.
       enableMemPattern: false,

@@ -200,10 +200,7 @@ for (const name of installed) {
       results.row({ ...base, ...fusion, learning: true, ...hybrid.learned });
       if (method !== DEFAULT_FUSION) continue;
       for (const learning of ['without', 'learned'] as const) {
-        const best = Math.max(
-          lexical[learning].recall['R@5']!,
-          dense[learning].recall['R@5']!,
-        );
+        const best = Math.max(lexical[learning].recall['R@5']!, dense[learning].recall['R@5']!);
         results.row({
           set,
           model: name,

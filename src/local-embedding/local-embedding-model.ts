@@ -157,10 +157,13 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
       const worker = new Worker(file, {
         workerData: { folder: this.folder, threads: this.threads },
       });
+      // Held while it loads (a caller waits for it), then only while a call waits.
       this.worker = worker;
-      worker.unref();
       worker.on('message', (reply: WorkerReply) => {
-        if (reply.type === 'ready') return resolve(worker);
+        if (reply.type === 'ready') {
+          this.holdProcess(worker);
+          return resolve(worker);
+        }
         if (reply.type === 'error' && reply.id === undefined) {
           this.ready = undefined; // a later call tries again
           void worker.terminate();

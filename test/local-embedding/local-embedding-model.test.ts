@@ -2,7 +2,9 @@
 // vectors as the models' own reference code makes them, batching, truncation, typed errors,
 // and a tool index that finds tools by meaning where words do not match.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, truncateSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { embed, embedMany } from 'ai';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,6 +19,8 @@ const reference = JSON.parse(
     'utf8',
   ),
 ) as Record<string, { texts: string[]; vectors: number[][] }>;
+
+const run = promisify(execFile);
 
 const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   let dot = 0;
@@ -120,6 +124,25 @@ describeLocalModel('local model all-MiniLM-L6-v2 in use', 'all-MiniLM-L6-v2', ()
     await other.close();
     const error = await other.doEmbed({ values: ['x'] }).catch(e => e);
     expect(LocalModelError.isInstance(error) && error.reason).toBe('closed');
+  });
+
+  it('keeps a process alive while it loads or embeds, and not once idle', async () => {
+    // Top-level awaits only: the process must wait for the worker, then exit without close().
+    const script = [
+      `import { localEmbeddingModel } from ${JSON.stringify(join(import.meta.dirname, '../../src/local-embedding/index.ts'))};`,
+      'const model = localEmbeddingModel();',
+      'await model.load();',
+      "const { embeddings } = await model.doEmbed({ values: ['weather in Paris'] });",
+      'console.log(embeddings[0].length);',
+    ].join('\n');
+    const dir = mkdtempSync(join(tmpdir(), 'aitb-idle-'));
+    try {
+      writeFileSync(join(dir, 'idle.mjs'), script);
+      const { stdout } = await run(process.execPath, [join(dir, 'idle.mjs')], { timeout: 30_000 });
+      expect(stdout.trim()).toBe('384');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('picks tools by meaning where their words do not match the request', async () => {

@@ -1,3 +1,4 @@
+// The same choice as examples/next-app/lib/embedder.ts on purpose: each example stands alone.
 import { createOpenAI } from '@ai-sdk/openai';
 import type { EmbeddingModel } from 'ai';
 import {

@@ -1,3 +1,5 @@
+// The same choice as examples/hono-server/src/embedder-from-env.ts on purpose: each example stands
+// alone (Next loads ai-toolbelt/local-embedding unbundled, below).
 import { createOpenAI } from '@ai-sdk/openai';
 import type { EmbeddingModel } from 'ai';
 import type { LocalModelError } from 'ai-toolbelt/local-embedding';

@@ -17,7 +17,7 @@
 //  4. Telemetry overhead (see below).
 //  5. Warm start vs cold build at 1,000 and 10,000 tools (hybrid, the fake server's vectors): an
 //     index built from the model (cold) and one loaded from the snapshots a first process left in
-//     a store folder (warm), each in its own process, three of each alternating, answer the same
+//     a store folder (warm), each in its own process, five of each alternating, answer the same
 //     1,000 searches, each after a turn of the event loop as a server's requests come: the first
 //     search, and the median of searches 901 to 1,000 (once the warm index's background work has
 //     ended); medians over the processes, and warm / cold.
@@ -390,7 +390,7 @@ for (const size of [200, catalog.length]) {
 // 5. Warm start vs cold build: per-search cost once loaded, each index in its own process
 //    (bench/warm-start-case.ts): in one heap, whichever index is built second searches slower.
 {
-  const ROUNDS = 3;
+  const ROUNDS = 5;
   const storeDir = await mkdtemp(join(tmpdir(), 'aitb-warm-'));
   const runCase = (mode: string, size: number) =>
     new Promise<Record<string, number | null>>((resolve, reject) => {

@@ -22,13 +22,17 @@ export class SandboxBusyError extends ToolbeltError {
   readonly resource: 'runs' | 'sessions' | 'interpreters';
   /** The bound that was reached (`maxQueued`, `maxSessions`, or an interpreter bound). */
   readonly limit: number;
+  /** How long to wait before trying again, when the sandbox can tell (e.g. for `Retry-After`). */
+  readonly retryAfterMs: number | undefined;
 
   constructor({
     resource,
     limit,
+    retryAfterMs,
   }: {
     resource: 'runs' | 'sessions' | 'interpreters';
     limit: number;
+    retryAfterMs?: number;
   }) {
     super({
       name,
@@ -41,6 +45,7 @@ export class SandboxBusyError extends ToolbeltError {
     });
     this.resource = resource;
     this.limit = limit;
+    this.retryAfterMs = retryAfterMs;
   }
 
   static override isInstance(error: unknown): error is SandboxBusyError {

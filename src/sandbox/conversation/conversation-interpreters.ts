@@ -16,12 +16,8 @@ import { InterpreterPool } from './interpreter-pool.ts';
 import { makeRoomForUser } from './user-interpreters.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
-import {
-  type KnownInterpreter,
-  type PlacedInterpreter,
-  hasRoom,
-  placeInterpreter,
-} from './interpreter-placement.ts';
+import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
+import { type KnownInterpreter, PlacementGate } from './placement-gate.ts';
 import { replayHistory } from './replay-history.ts';
 import { runCell } from './run-cell.ts';
 import { checkConversation } from './check-conversation.ts';
@@ -73,6 +69,7 @@ export class ConversationInterpreters {
 
   private readonly sandbox: ResolvedDockerSandboxOptions;
   private readonly pool: InterpreterPool;
+  private readonly gate: PlacementGate;
 
   constructor({
     engines,
@@ -93,14 +90,13 @@ export class ConversationInterpreters {
     this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
     // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
     this.history = new ConversationHistory({ options });
+    const gate = new PlacementGate({ engines, options, dockerTimeoutMs: sandbox.dockerTimeoutMs });
+    this.gate = gate;
     this.pool = new InterpreterPool({
       options,
       preimport: sandbox.preimport,
       dockerTimeoutMs: sandbox.dockerTimeoutMs,
-      hasRoom: engine =>
-        hasRoom({ engines, engine, options, dockerTimeoutMs: sandbox.dockerTimeoutMs }).catch(
-          () => false,
-        ),
+      reserve: engine => gate.reserve({ engine, ifRoom: true }).catch(() => undefined),
     });
   }
 
@@ -300,7 +296,8 @@ export class ConversationInterpreters {
       ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
     });
     const placed = await placeInterpreter({
-      ...{ engines: this.engines, options: this.options, preimport: this.preimport },
+      ...{ engines: this.engines, gate: this.gate, options: this.options },
+      preimport: this.preimport,
       ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
     });
     const { engine, container, startedAt } = placed;

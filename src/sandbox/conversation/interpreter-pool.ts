@@ -4,6 +4,8 @@ import { PendingWork } from '../../util/pending-work.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
+import { PLACEMENT_LABEL } from '../docker/labels.ts';
+import type { Reservation } from './placement-gate.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer handed out. */
@@ -16,11 +18,11 @@ const EXPIRY_MARGIN_MS = 30_000;
  * no one: it is bound to a conversation when taken (its secret goes into that conversation's
  * sealed handle). A waiting one is replaced shortly before its idle expiry, so the pool stays
  * warm through quiet hours; it starts one only while the engines have room under
- * `maxInterpreters` and `maxPerEngine` (`hasRoom`).
+ * `maxInterpreters` and `maxPerEngine`, and within `maxConcurrentStarts` (`reserve`).
  *
  * @example
  * ```ts
- * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, hasRoom: async () => true });
+ * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, reserve: engine => gate.reserve({ engine, ifRoom: true }) });
  * const warm = await pool.take(engine); // undefined: start one
  * ```
  */
@@ -33,7 +35,7 @@ export class InterpreterPool {
   private readonly inFlight = new Map<Engine, Promise<void>[]>();
   private readonly starts = new PendingWork();
   private readonly stop = new AbortController();
-  private readonly hasRoom: (engine: Engine) => Promise<boolean>;
+  private readonly reserve: (engine: Engine) => Promise<Reservation | undefined>;
   /** Replacement timers of waiting interpreters, cleared on close. */
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
 
@@ -41,7 +43,7 @@ export class InterpreterPool {
     options,
     preimport,
     dockerTimeoutMs,
-    hasRoom,
+    reserve,
   }: {
     /** `warmPoolSize`, limits and idle expiry of interpreters. */
     options: ResolvedConversationOptions;
@@ -50,12 +52,12 @@ export class InterpreterPool {
     /** Deadline of each Docker call. */
     dockerTimeoutMs: number;
     /** Whether `engine` has room for one more interpreter under the bounds. */
-    hasRoom: (engine: Engine) => Promise<boolean>;
+    reserve: (engine: Engine) => Promise<Reservation | undefined>;
   }) {
     this.options = options;
     this.preimport = preimport;
     this.dockerTimeoutMs = dockerTimeoutMs;
-    this.hasRoom = hasRoom;
+    this.reserve = reserve;
   }
 
   /**
@@ -106,9 +108,11 @@ export class InterpreterPool {
 
   private async startOne(engine: Engine, list: PlacedInterpreter[]): Promise<void> {
     const secret = randomBytes(16).toString('hex');
+    let reservation: Reservation | undefined;
     try {
       // A full engine keeps its room for conversations; the next take() tries again.
-      if (!(await this.hasRoom(engine))) return;
+      reservation = await this.reserve(engine);
+      if (reservation === undefined) return;
       const container = await startInterpreter({
         docker: engine.docker,
         limits: {
@@ -117,7 +121,7 @@ export class InterpreterPool {
           pidsLimit: this.options.pidsLimit,
           tmpfsMiB: this.options.tmpfsMiB,
         },
-        labels: {},
+        labels: { [PLACEMENT_LABEL]: reservation.id },
         ...{ secret, preimport: this.preimport, dockerTimeoutMs: this.dockerTimeoutMs },
         ttlMs: this.options.maxLifeMs,
         idleMs: this.options.idleMs,
@@ -134,6 +138,8 @@ export class InterpreterPool {
     } catch {
       // A start that failed leaves nothing behind (startInterpreter removes it); the next
       // conversation starts its own interpreter and sees the error, if it persists.
+    } finally {
+      reservation?.release();
     }
   }
 

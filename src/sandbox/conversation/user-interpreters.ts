@@ -2,7 +2,7 @@ import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { ConversationHistory, UserInterpreter } from './conversation-history.ts';
-import type { KnownInterpreter } from './interpreter-placement.ts';
+import type { KnownInterpreter } from './placement-gate.ts';
 
 /**
  * Makes room for one more interpreter of `userId` under `maxPerUser`: reads the user's list
@@ -62,7 +62,11 @@ export async function makeRoomForUser({
     const idle = mine.filter(entry => known.get(entry.containerId)?.busy !== true);
     const victim = idle.sort((a, b) => lastUse(a) - lastUse(b))[0];
     if (victim === undefined)
-      throw new SandboxBusyError({ resource: 'interpreters', limit: maxPerUser });
+      throw new SandboxBusyError({
+        resource: 'interpreters',
+        limit: maxPerUser,
+        retryAfterMs: 5_000,
+      });
     mine.splice(mine.indexOf(victim), 1);
     known.delete(victim.containerId);
     const engine = engines.engines.find(e => e.name === victim.engine);

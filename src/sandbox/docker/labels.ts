@@ -40,6 +40,11 @@ export const PID_LABEL = 'ai-toolbelt.sandbox.pid';
 export const EXPIRES_LABEL = 'ai-toolbelt.sandbox.expires';
 /** `execute`, `session` or `conversation`. */
 export const KIND_LABEL = 'ai-toolbelt.sandbox.kind';
+/**
+ * The placement an interpreter was started under: while it starts, a count of live interpreters
+ * sees both the container and the placement's reservation, and counts them once.
+ */
+export const PLACEMENT_LABEL = 'ai-toolbelt.sandbox.placement';
 
 /**
  * What a sandbox container is for: one run (`execute`), an `Experimental_SandboxSession`

@@ -55,6 +55,11 @@ export type ConversationOptions = {
   pidsLimit?: number;
   /** Deadline for a new interpreter to finish its pre-imports. */
   startTimeoutMs?: number;
+  /**
+   * Interpreters starting at once in this process (each start takes seconds of CPU under
+   * gVisor); further placements wait for a start slot, holding their room.
+   */
+  maxConcurrentStarts?: number;
 };
 
 /** `ConversationOptions` with defaults filled in. */
@@ -79,6 +84,7 @@ export function resolveConversationOptions({
   tmpfsMiB = 128,
   pidsLimit = 512,
   startTimeoutMs = 60_000,
+  maxConcurrentStarts = 2,
 }: ConversationOptions = {}): ResolvedConversationOptions {
   for (const [argument, value, min] of [
     ['idleMs', idleMs, 1_000],
@@ -93,6 +99,7 @@ export function resolveConversationOptions({
     ['tmpfsMiB', tmpfsMiB, 1],
     ['pidsLimit', pidsLimit, 64],
     ['startTimeoutMs', startTimeoutMs, 1_000],
+    ['maxConcurrentStarts', maxConcurrentStarts, 1],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
       throw new InvalidArgumentError({
@@ -115,5 +122,6 @@ export function resolveConversationOptions({
   return {
     ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
     ...{ maxPerEngine, maxPerUser, warmPoolSize, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
+    maxConcurrentStarts,
   };
 }

@@ -17,7 +17,8 @@
 //     process left after every sandbox is closed;
 // - sizing (sizing.json): CPU-seconds per start with and without pre-imports, idle MiB;
 // - data (data-stack.json): a pandas + chart snippet cold, warm, and warm with pre-imports;
-// - conversation (conversation.json): conversation interpreters against warm one-shot runs.
+// - conversation (conversation.json): conversation interpreters against warm one-shot runs, and a
+//   burst of 50 new conversations from 50 users against maxInterpreters 8.
 // Prints one JSON line per measurement.
 // Usage: node bench/sandbox.ts [--runs 30] [--seconds 10] [--rounds 3] [--warmup-runs 8]
 //   [--starts 2] [--sizing-starts 6] [--data-runs 8] [--restores 3]
@@ -28,6 +29,7 @@ import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
 import { listSandboxContainers } from '../src/internal.ts';
 import { benchResults } from './bench-results.ts';
 import { benchConversation } from './conversation.ts';
+import { benchConversationBurst } from './conversation-burst.ts';
 import { benchDataStack } from './data-stack.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
@@ -196,6 +198,7 @@ if (wanted('conversation')) {
   const file = results('conversation', ['cells against one-shot runs, alternating']);
   const restores = Number(values.restores);
   file.row((await benchConversation({ docker, image, runs, restores })) as Record<string, unknown>);
+  file.row(await benchConversationBurst({ docker, image }));
   await file.save();
 }
 const leaked = await listSandboxContainers({ docker, pid: process.pid });

@@ -163,6 +163,7 @@ function dataStackSummary(results: Results): string {
 
 function conversationTable(results: Results): string {
   const c = results.row('conversation', { bench: 'conversation' });
+  const b = results.row('conversation', { bench: 'conversation-burst' });
   return [
     table(
       ['metric', 'value'],
@@ -186,6 +187,18 @@ function conversationTable(results: Results): string {
           `${msOrS(n(c, 'restoreMs'))} / ${msOrS(n(c, 'restoreColdMs'))}`,
         ],
         ['idle interpreter holding the DataFrame', mib(n(c, 'idleMiB'))],
+        [
+          `${n(b, 'conversations')} users opening a conversation at once against \`maxInterpreters: ${n(b, 'maxInterpreters')}\`: most live at once / served / refused busy / failed`,
+          `${n(b, 'liveMax')} / ${n(b, 'served')} / ${n(b, 'busy')} / ${n(b, 'failed')}`,
+        ],
+        [
+          'that burst: first cell of the served, p50 / p95 (starts, pre-imports, 2 at a time)',
+          `${msOrS(n(b, 'firstCellP50Ms'))} / ${msOrS(n(b, 'firstCellP95Ms'))}`,
+        ],
+        [
+          'that burst: host memory peak over its level before / containers left after close()',
+          `${mib(n(b, 'hostMemoryPeakMiB'))} / ${n(b, 'leftAfterClose')}`,
+        ],
       ],
     ),
     '',

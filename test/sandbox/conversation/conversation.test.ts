@@ -11,7 +11,6 @@ import { pythonTool } from '../../../src/python/python-tool.ts';
 import { InvalidArgumentError } from '../../../src/errors/invalid-argument-error.ts';
 import { SandboxBusyError } from '../../../src/errors/sandbox-busy-error.ts';
 import { DockerSandbox, type SandboxCellResult } from '../../../src/sandbox/index.ts';
-import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../../src/sandbox/docker/labels.ts';
 import { startRedisServer, describeRedis, type RedisServer } from '../../helpers/redis-server.ts';
 import { errorTexts, repairDecisions, scriptedModel } from '../../helpers/scripted-model.ts';
 import { repairGuardMiddleware } from '../../../src/middleware/repair-guard-middleware.ts';
@@ -22,29 +21,12 @@ import {
   expectNoLeakedContainers,
   suiteSandbox,
 } from '../sandbox-availability.ts';
+import { liveInterpreters } from './live-interpreters.ts';
 
 const KEY = 'conversation-test-key-0123456789abcdef';
 let conversations = 0;
 /** A fresh conversation of `userId` (conversation ids are unique per test). */
 const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, userId });
-
-/**
- * This sandbox's running interpreters, by their labels: only its instance's, since other test
- * files (and other checkouts) run interpreters on the same engine at the same time.
- */
-async function liveInterpreters(sandbox: DockerSandbox): Promise<string[]> {
-  const list = await docker.listContainers({
-    filters: {
-      label: [
-        SANDBOX_LABEL,
-        `${KIND_LABEL}=conversation`,
-        `${INSTANCE_LABEL}=${sandbox.instanceId}`,
-      ],
-      status: ['running'],
-    },
-  });
-  return list.map(info => info.Id);
-}
 
 /** One chat turn: the scripted model calls python with `code`, then answers. */
 async function turn(

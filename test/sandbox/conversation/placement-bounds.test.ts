@@ -2,23 +2,11 @@
 import { expect, it } from 'vitest';
 import { SandboxBusyError } from '../../../src/errors/sandbox-busy-error.ts';
 import type { DockerSandbox } from '../../../src/sandbox/index.ts';
-import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../../src/sandbox/docker/labels.ts';
-import { describeSandbox, docker, suiteSandbox } from '../sandbox-availability.ts';
+import { describeSandbox, suiteSandbox } from '../sandbox-availability.ts';
+import { liveInterpreters } from './live-interpreters.ts';
 
-/** This sandbox's interpreters, created or running (its instance's only: other files share the engine). */
-async function interpreters(sandbox: DockerSandbox): Promise<number> {
-  const list = await docker.listContainers({
-    filters: {
-      label: [
-        SANDBOX_LABEL,
-        `${KIND_LABEL}=conversation`,
-        `${INSTANCE_LABEL}=${sandbox.instanceId}`,
-      ],
-      status: ['created', 'running'],
-    },
-  });
-  return list.length;
-}
+const interpreters = async (sandbox: DockerSandbox) =>
+  (await liveInterpreters(sandbox, ['created', 'running'])).length;
 
 describeSandbox('conversation interpreters placed at once', () => {
   let sandbox: DockerSandbox;

@@ -244,7 +244,11 @@ export function pythonTool({
           return;
         }
         const status = result.status as FailureStatus;
-        const error = describeFailure(status, result, timeoutMs, sandbox.memoryBytes);
+        // A cell that ended its interpreter says so now: the model must not count on its variables.
+        const error = [
+          describeFailure(status, result, timeoutMs, sandbox.memoryBytes),
+          ...(result.ended ? [result.ended] : []),
+        ].join('\n');
         const fingerprint = status === 'error' ? errorFingerprint(result.stderr) : status;
         const { decision, reason } = await decideRepair({
           failure: { attempt, status, error, fingerprint, code: current },

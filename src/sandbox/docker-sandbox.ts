@@ -83,6 +83,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
       engines: this.engines,
       options: resolveConversationOptions(options.conversations ?? {}),
       sandbox: this.options,
+      instanceId: this.instanceId,
     });
     this.prewarmInterpreters = options.conversations !== undefined;
   }
@@ -329,7 +330,8 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
   /**
    * Stops accepting runs, kills runs in flight (they reject with `SandboxClosedError`),
    * closes sessions, and removes every container of this sandbox on every engine (listed
-   * by its instance label, so containers whose create answer was lost go too). Rejects with
+   * by its instance label, so containers whose create answer was lost go too), except
+   * conversation interpreters another replica serves now. Rejects with
    * `SandboxCleanupError` naming only containers that exist and could not be removed (on an
    * engine that is down at close, the ones known to exist). Safe to call twice.
    */
@@ -342,10 +344,11 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     const { engines } = this.engines;
     await Promise.all(engines.map(engine => engine.closePool(reason)));
     await Promise.allSettled([...this.inFlight.values()]);
-    await this.interpreters.close();
+    // Interpreters another replica serves now stay (see `ConversationInterpreters#close`).
+    const keep = await this.interpreters.close();
     // A session's removal failure is seen again (and reported) by its engine's final sweep.
     await Promise.allSettled([...this.sessions].map(session => session.close()));
-    const failures = (await Promise.all(engines.map(engine => engine.close()))).flat();
+    const failures = (await Promise.all(engines.map(engine => engine.close({ keep })))).flat();
     if (failures.length === 0) return;
     const byId = new Map(failures.map(failure => [failure.id, failure.cause]));
     throw new SandboxCleanupError({ containerIds: [...byId.keys()], causes: [...byId.values()] });

@@ -214,6 +214,8 @@ export type InterpreterRestore = {
   failed: Array<{ cell: number; status: SandboxStatus; error: string }>;
   /** Earlier cells not kept for restoring (over `maxHistoryBytes`). */
   dropped: number;
+  /** Earlier cells not re-run because the restore would have passed `replayDeadlineMs`. */
+  notRerun: number;
   /** Input files that could not be put back (not kept, or expired). */
   missingFiles: string[];
   /** Time spent restoring. */
@@ -236,6 +238,11 @@ export type SandboxCellResult = SandboxResult & {
   cell: number;
   /** Set when the interpreter was rebuilt before this cell. */
   restored?: InterpreterRestore;
+  /**
+   * Set when this cell ended the interpreter (timeout, out of memory, crash, output limit): the
+   * line the model reads, that its variables are gone and what the next cell restores.
+   */
+  ended?: string;
 };
 
 /**

@@ -1,7 +1,6 @@
 // conversation/: conversation interpreters: a live Python per chat, its history, replay after loss,
 // placement on engines.
-import type Docker from 'dockerode';
-import { dockerCall, isGone } from '../docker/docker-call.ts';
+import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import { resolveRecordCaps } from '../output/record-budget.ts';
 import type {
@@ -9,16 +8,20 @@ import type {
   SandboxCellResult,
   SandboxConversation,
   SandboxOutputChunk,
+  SandboxResult,
 } from '../types.ts';
 import type { CellRequest } from './cell-protocol.ts';
-import { ConversationHistory, type InterpreterHandle, type Owner } from './conversation-history.ts';
+import { ConversationHistory, type Owner } from './history/conversation-history.ts';
+import { endedSummary } from './history/ended-summary.ts';
+import { type InterpreterHandle, newHandle } from './history/interpreter-handle.ts';
+import { reachInterpreter } from './reach-interpreter.ts';
 import { InterpreterPool } from './interpreter-pool.ts';
 import { makeRoomForUser } from './user-interpreters.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
 import { type KnownInterpreter, PlacementGate } from './placement-gate.ts';
-import { replayHistory } from './replay-history.ts';
+import { replayHistory, summarize } from './history/replay-history.ts';
 import { runCell } from './run-cell.ts';
 import { checkConversation } from './check-conversation.ts';
 import { inTurn } from '../../util/in-turn.ts';
@@ -64,8 +67,14 @@ export class ConversationInterpreters {
   private readonly known = new Map<string, KnownInterpreter>();
   /** The tail of each conversation's queue of cells in this process. */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** Cells of each conversation running or waiting in this process. */
+  private readonly queued = new Map<string, number>();
   /** The tail of each user's queue of placements: their list in the store is read, then written. */
   private readonly placements = new Map<string, Promise<unknown>>();
+  /** Interpreters this replica started or served, and for whom: on close, those another replica serves now stay. */
+  private readonly served = new Map<string, { owner: Owner; live: PlacedInterpreter }>();
+  /** This sandbox instance (`DockerSandbox#instanceId`), recorded as the replica serving a handle. */
+  private readonly instanceId: string;
 
   private readonly sandbox: ResolvedDockerSandboxOptions;
   private readonly pool: InterpreterPool;
@@ -75,9 +84,12 @@ export class ConversationInterpreters {
     engines,
     options,
     sandbox,
+    instanceId,
   }: {
     /** Where interpreters run. */
     engines: EngineSet;
+    /** This sandbox instance (`DockerSandbox#instanceId`). */
+    instanceId: string;
     /** Store, bounds and limits of interpreters. */
     options: ResolvedConversationOptions;
     /** The sandbox's options: pre-imports, output caps, Docker deadlines. */
@@ -86,6 +98,7 @@ export class ConversationInterpreters {
     this.engines = engines;
     this.options = options;
     this.sandbox = sandbox;
+    this.instanceId = instanceId;
     this.preimport = sandbox.preimport;
     this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
     // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
@@ -110,15 +123,40 @@ export class ConversationInterpreters {
     for (const engine of this.engines.engines) this.pool.fill(engine);
   }
 
-  /** Stops the pool (waiting interpreters are removed); the sandbox removes the rest. */
-  async close(): Promise<void> {
+  /**
+   * Stops the pool (waiting interpreters are removed), removes the interpreters whose last
+   * cell this replica ran (whoever started them) and returns those it started that another
+   * replica serves now (their handles name it as `servedBy`): the sandbox leaves them running
+   * and removes the rest of its own. A store that cannot be read keeps nothing (the
+   * conversation is restored from its history where it goes on).
+   */
+  async close(): Promise<Set<string>> {
     await this.pool.close();
+    const keep = new Set<string>();
+    await Promise.all(
+      [...this.served].map(async ([containerId, { owner, live }]) => {
+        const handle = await this.history.load(owner).catch(() => undefined);
+        if (handle?.containerId !== containerId) return;
+        if (handle.servedBy !== this.instanceId) keep.add(containerId);
+        else await live.engine.cleanup.remove(live.container);
+      }),
+    );
+    this.served.clear();
+    return keep;
   }
 
   /** Runs one cell in its conversation's interpreter (after the conversation's earlier cells in this process). */
   run(call: CellCall): Promise<SandboxCellResult> {
     const { id, userId } = checkConversation(call.conversation);
     const key = JSON.stringify([userId, id]);
+    // The running cell and those waiting behind it: a client sending cells faster than they run
+    // would otherwise queue without bound.
+    const queued = this.queued.get(key) ?? 0;
+    if (queued > this.options.maxQueuedCells) {
+      const retryAfterMs = Math.min(call.timeoutMs, 30_000);
+      throw new SandboxBusyError({ resource: 'cells', limit: this.options.maxQueuedCells, retryAfterMs });
+    }
+    this.queued.set(key, queued + 1);
     const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
     const caps = resolveRecordCaps({
       images: maxImages,
@@ -130,52 +168,71 @@ export class ConversationInterpreters {
       queues: this.queues,
       key,
       work: () => this.runNow({ ...call, owner: { userId, conversationId: id }, limits }),
+    }).finally(() => {
+      const left = (this.queued.get(key) ?? 1) - 1;
+      if (left > 0) this.queued.set(key, left);
+      else this.queued.delete(key);
     });
   }
 
   private async runNow(call: PlacedCall): Promise<SandboxCellResult> {
     const { owner, abortSignal, limits } = call;
     const stored = await this.history.load(owner);
-    const reached = stored === undefined ? undefined : await this.reach(stored);
+    const reached =
+      stored === undefined
+        ? undefined
+        : await reachInterpreter({
+            ...{ handle: stored, engines: this.engines, known: this.known },
+            dockerTimeoutMs: this.dockerTimeoutMs,
+          });
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
       call.trace?.placed({ engine: reached.engine.name, interpreter: 'live' });
-      return this.runIn({
-        ...{ call, handle: stored, live: reached, restored: undefined, carried: [] },
-        started: false,
-      });
+      this.served.set(reached.container.id, { owner, live: reached });
+      const handle = { ...stored, servedBy: this.instanceId };
+      return this.runIn({ call, handle, live: reached, restored: undefined, carried: [] });
     }
-    let live = await this.place(owner.userId, abortSignal);
+    const live = await this.place(owner, abortSignal);
     call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
-    const handle = newHandle(live, stored);
+    const handle = newHandle({ placed: live, servedBy: this.instanceId, previous: stored });
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
       return this.runIn({ call, handle, live, restored: undefined, carried: [], started: true });
     }
+    const reason = reached !== undefined && 'lost' in reached ? reached.lost : 'stopped';
+    const { caps, maxOutputBytes } = limits;
     const replay = await replayHistory({
-      ...{ placed: live, handle, owner, history: this.history, limits, abortSignal },
-      reason: reached !== undefined && 'lost' in reached ? reached.lost : 'stopped',
-      dockerTimeoutMs: this.dockerTimeoutMs,
-      idleMs: this.options.idleMs,
+      ...{ placed: live, handle, owner, history: this.history, reason, abortSignal },
+      limits: { caps, maxOutputBytes },
+      ...{ dockerTimeoutMs: this.dockerTimeoutMs, idleMs: this.options.idleMs },
+      deadlineMs: this.options.replayDeadlineMs,
     }).catch(async (error: unknown) => {
-      // Nothing records the new interpreter yet: it must not idle on, holding memory.
+      // Nothing records the new interpreter yet: it must not idle on, holding memory. The
+      // stored handle is untouched: the next cell tries the restore again.
       await this.discard(live);
       throw error;
     });
+    const summary = (outcome: 'restored' | 'retry' | 'given-up') =>
+      summarize({ restore: replay.restore, kept: handle.cells.length, outcome, idleMs: this.options.idleMs });
     if (!replay.ended) {
-      return this.runIn({
-        ...{ call, handle, live, restored: replay.restore },
-        carried: replay.pendingFiles,
-        started: true,
-      });
+      Object.assign(handle, { absent: replay.absent, failedRestores: 0 });
+      const restored = summary('restored');
+      return this.runIn({ call, handle, live, restored, carried: replay.pendingFiles, started: true });
     }
-    // A kept cell stopped the new interpreter again: starting empty beats failing the user's
-    // cell, and the history that cannot be restored is dropped (the summary says so).
     await this.discard(live);
-    live = await this.place(owner.userId, abortSignal);
-    const empty = { ...newHandle(live, undefined), cellCount: handle.cellCount };
-    return this.runIn({
-      ...{ call, handle: empty, live, restored: replay.restore, carried: [] },
-      started: true,
-    });
+    const failedRestores = stored.failedRestores + 1;
+    if (failedRestores < 2) {
+      // The history stays as it was (its handle still names the lost interpreter), so the next
+      // cell restores again: a kept cell that ended the replay by bad luck (memory near the
+      // limit, a slow engine) costs one turn, not the conversation's state.
+      await this.saveHandle(owner, { ...stored, failedRestores });
+      const restored = summary('retry');
+      return { ...notRun(), cell: stored.cellCount, restored };
+    }
+    // A second restore in a row ended by a kept cell: starting empty beats failing every cell.
+    await this.history.forget(owner, stored);
+    const fresh = await this.place(owner, abortSignal);
+    const empty = { ...newHandle({ placed: fresh, servedBy: this.instanceId }), cellCount: stored.cellCount };
+    const restored = summary('given-up');
+    return this.runIn({ call, handle: empty, live: fresh, restored, carried: [], started: true });
   }
 
   private async runIn({
@@ -184,7 +241,7 @@ export class ConversationInterpreters {
     live,
     restored,
     carried,
-    started,
+    started = false,
   }: {
     call: PlacedCall;
     handle: InterpreterHandle;
@@ -192,7 +249,7 @@ export class ConversationInterpreters {
     restored: InterpreterRestore | undefined;
     carried: Array<{ path: string; data: Uint8Array }>;
     /** Started for this cell: no stored handle names it until the end, so a failure removes it. */
-    started: boolean;
+    started?: boolean;
   }): Promise<SandboxCellResult> {
     const { owner, code, abortSignal, onOutput, limits } = call;
     const unrecorded = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -203,7 +260,8 @@ export class ConversationInterpreters {
         throw error;
       }
     };
-    const fresh = await unrecorded(() => this.history.addInputs(owner, handle, call.files));
+    const cell = handle.cellCount + 1;
+    const fresh = await unrecorded(() => this.history.addInputs(owner, handle, call.files, cell));
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
@@ -225,72 +283,68 @@ export class ConversationInterpreters {
       known.busy = false;
       known.usedAt = Date.now();
     }
-    const cell = ++handle.cellCount;
-    if (run.status === 'success') this.history.keepCell(handle, { n: cell, code });
+    handle.cellCount = cell;
+    if (run.status === 'success') {
+      const kept = { n: cell, code, timeoutMs: limits.timeoutMs };
+      await unrecorded(() => this.history.keepCell(owner, handle, kept));
+    }
     handle.usedAt = Date.now();
     if (run.ended) this.known.delete(live.container.id);
-    await unrecorded(() => this.history.save(owner, handle));
+    await unrecorded(() => this.saveHandle(owner, handle));
     live.engine.runs++;
-    const { ended: _, ...result } = run;
-    return { ...result, cell, ...(restored ? { restored } : {}) };
+    const { ended, ...result } = run;
+    return {
+      ...result,
+      cell,
+      ...(restored ? { restored } : {}),
+      ...(ended ? { ended: endedSummary({ status: run.status, handle }) } : {}),
+    };
   }
 
-  /** The live interpreter a handle names, or why it is gone. */
-  private async reach(
-    handle: InterpreterHandle,
-  ): Promise<PlacedInterpreter | { lost: InterpreterRestore['reason'] }> {
-    const engine = this.engines.engines.find(e => e.name === handle.engine && e.state === 'up');
-    if (engine === undefined) return { lost: 'engine' };
-    const container = engine.docker.getContainer(handle.containerId);
-    let info: Docker.ContainerInspectInfo;
-    try {
-      info = await dockerCall({
-        operation: 'container inspect',
-        timeoutMs: this.dockerTimeoutMs,
-        call: abortSignal => container.inspect({ abortSignal }),
-      });
-    } catch (error) {
-      if (isGone(error)) return { lost: 'stopped' };
-      engine.toError(error);
-      return { lost: 'engine' };
+  /** Saves a handle; the interpreters of the user's conversations the per-user bounds evicted go. */
+  private async saveHandle(owner: Owner, handle: InterpreterHandle): Promise<void> {
+    for (const evicted of await this.history.save(owner, handle)) {
+      const engine = this.engines.engines.find(e => e.name === evicted.engine);
+      if (engine === undefined || this.known.get(evicted.containerId)?.busy) continue;
+      this.known.delete(evicted.containerId);
+      void engine.cleanup.remove(engine.docker.getContainer(evicted.containerId));
     }
-    if (!info.State.Running) {
-      this.known.delete(handle.containerId);
-      void engine.cleanup.remove(container);
-      // The supervisor exits 0 only when idle for `idleMs`.
-      return { lost: info.State.ExitCode === 0 && !info.State.OOMKilled ? 'idle' : 'stopped' };
-    }
-    return { engine, container, secret: handle.secret, startedAt: handle.startedAt };
   }
 
   /** Removes an interpreter nothing will use again (in the background; failures are reported). */
   private async discard(live: PlacedInterpreter): Promise<void> {
     this.known.delete(live.container.id);
+    this.served.delete(live.container.id);
     void live.engine.cleanup.remove(live.container);
   }
 
   /**
-   * A new interpreter for one of `userId`'s conversations, after making room under
-   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store.
+   * A new interpreter for one of the user's conversations, after making room under
+   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store, and marked
+   * busy until its cell (and any replay before it) ends, so no eviction takes it meanwhile.
    */
-  private place(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+  private place(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
     // One at a time per user in this process: concurrent placements would each read the list,
     // then each write it, and the last write would forget the others' interpreters. Across
     // replicas this stays best effort (see the docs).
     return inTurn({
       queues: this.placements,
-      key: userId,
-      work: () => this.placeNow(userId, abortSignal),
+      key: owner.userId,
+      work: () => this.placeNow(owner, abortSignal),
     });
   }
 
-  private async placeNow(userId: string, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
-    // Interpreters idle longer than idleMs have ended by themselves: forget them.
+  private async placeNow(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    // Interpreters idle longer than idleMs have ended by themselves, and none outlives maxLifeMs.
     const horizon = Date.now() - this.options.idleMs - 60_000;
     for (const [id, known] of this.known) {
       if (!known.busy && known.usedAt < horizon) this.known.delete(id);
     }
+    for (const [id, { live }] of this.served) {
+      if (live.startedAt < Date.now() - this.options.maxLifeMs) this.served.delete(id);
+    }
     await this.history.sweep();
+    const { userId } = owner;
     const mine = await makeRoomForUser({
       ...{ userId, history: this.history, engines: this.engines, known: this.known },
       ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
@@ -301,6 +355,8 @@ export class ConversationInterpreters {
       ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
     });
     const { engine, container, startedAt } = placed;
+    this.known.set(container.id, { usedAt: Date.now(), busy: true });
+    this.served.set(container.id, { owner, live: placed });
     mine.push({ engine: engine.name, containerId: container.id, startedAt });
     try {
       await this.history.saveUserInterpreters(userId, mine);
@@ -313,20 +369,17 @@ export class ConversationInterpreters {
   }
 }
 
-function newHandle(
-  placed: PlacedInterpreter,
-  previous: InterpreterHandle | undefined,
-): InterpreterHandle {
+/** A cell's result when it did not run: the restore before it failed (its line says why). */
+function notRun(): SandboxResult {
   return {
-    v: 1,
-    engine: placed.engine.name,
-    containerId: placed.container.id,
-    secret: placed.secret,
-    startedAt: placed.startedAt,
-    usedAt: Date.now(),
-    cellCount: previous?.cellCount ?? 0,
-    cells: previous?.cells ?? [],
-    dropped: previous?.dropped ?? 0,
-    inputs: previous?.inputs ?? [],
+    status: 'crashed',
+    exitCode: null,
+    stdout: '',
+    stderr: 'InterpreterRestoreError: the earlier state could not be restored, so this cell did not run.',
+    truncated: false,
+    durationMs: 0,
+    images: [],
+    files: [],
+    notes: [],
   };
 }

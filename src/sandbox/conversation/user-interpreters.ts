@@ -1,7 +1,7 @@
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
-import type { ConversationHistory, UserInterpreter } from './conversation-history.ts';
+import type { ConversationHistory, UserInterpreter } from './history/conversation-history.ts';
 import type { KnownInterpreter } from './placement-gate.ts';
 
 /**

@@ -18,6 +18,7 @@ export async function removeInstanceContainers({
   instanceId,
   dockerTimeoutMs,
   keepInterpreters = false,
+  keep,
 }: {
   /** The engine's client. */
   docker: Docker;
@@ -27,10 +28,13 @@ export async function removeInstanceContainers({
   dockerTimeoutMs: number;
   /** Leave running conversation interpreters alone (other replicas may be using them). */
   keepInterpreters?: boolean;
+  /** Containers to leave alone (interpreters another replica serves). */
+  keep?: ReadonlySet<string>;
 }): Promise<{ id: string; cause: unknown }[]> {
   const leftovers = (await listSandboxContainers({ docker, instanceId, dockerTimeoutMs })).filter(
     info =>
-      !keepInterpreters || info.Labels[KIND_LABEL] !== 'conversation' || info.State !== 'running',
+      !keep?.has(info.Id) &&
+      (!keepInterpreters || info.Labels[KIND_LABEL] !== 'conversation' || info.State !== 'running'),
   );
   const { failed } = await removeContainers({
     docker,

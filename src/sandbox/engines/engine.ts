@@ -283,13 +283,17 @@ export class Engine implements EngineLink {
     this.deferred.set(container.id, container);
   }
 
-  private async removeLeftovers({ keepInterpreters = false } = {}): Promise<void> {
+  private async removeLeftovers({
+    keepInterpreters = false,
+    keep,
+  }: { keepInterpreters?: boolean; keep?: ReadonlySet<string> } = {}): Promise<void> {
     const { dockerTimeoutMs } = this.options;
     const failed = await removeInstanceContainers({
       docker: this.docker,
       instanceId: this.instanceId,
       dockerTimeoutMs,
       keepInterpreters,
+      ...(keep ? { keep } : {}),
     });
     this.deferred.clear();
     for (const { id, cause } of failed) this.cleanup.fail(id, cause);
@@ -320,14 +324,19 @@ export class Engine implements EngineLink {
    * this instance on the engine (which also finds those whose create answer was lost) and
    * returns the ones that exist and could not be removed. An engine that does not answer
    * gets a quick probe; if it is still down, the containers known to exist are returned.
-   * Safe to call twice.
+   * Safe to call twice (the first call's `keep` holds).
    */
-  close(): Promise<{ id: string; cause: unknown }[]> {
-    this.closing ??= this.finish();
+  close({
+    keep,
+  }: {
+    /** Containers to leave running (conversation interpreters another replica serves). */
+    keep?: ReadonlySet<string>;
+  } = {}): Promise<{ id: string; cause: unknown }[]> {
+    this.closing ??= this.finish(keep);
     return this.closing;
   }
 
-  private async finish(): Promise<{ id: string; cause: unknown }[]> {
+  private async finish(keep?: ReadonlySet<string>): Promise<{ id: string; cause: unknown }[]> {
     await this.probes.stop();
     const wasUp = this.state === 'up';
     await this.closePool(this.unavailable());
@@ -337,7 +346,7 @@ export class Engine implements EngineLink {
     if (wasUp || this.deferred.size > 0 || earlier.length > 0) {
       try {
         if (!wasUp) await this.ping();
-        await this.removeLeftovers();
+        await this.removeLeftovers(keep ? { keep } : {});
         return await this.cleanup.collect();
       } catch (error) {
         cause = error;

@@ -36,6 +36,22 @@ export type ConversationOptions = {
   historyTtlMs?: number;
   /** Bytes of cell code and input files kept per conversation for restoring; the oldest cells go first. */
   maxHistoryBytes?: number;
+  /**
+   * Conversations with history kept per user; past it the user's least recently used
+   * conversation's history goes (and its interpreter). Chat ids come from clients: this bounds them.
+   */
+  maxConversationsPerUser?: number;
+  /** Bytes of history kept per user over all their conversations (at least `maxHistoryBytes`); past it, as above. */
+  maxUserHistoryBytes?: number;
+  /**
+   * Bytes the default in-memory store holds over all users (the least recently written records
+   * go first). Ignored with `store`, whose own limits apply.
+   */
+  memoryStoreBytes?: number;
+  /** Bound of one restore: earlier cells that could run past it are not re-run (the restore says which). */
+  replayDeadlineMs?: number;
+  /** Cells of one conversation waiting behind the running one in this process; past it new ones are refused busy. */
+  maxQueuedCells?: number;
   /** Live interpreters on all engines together (every replica's); past it new ones are refused. */
   maxInterpreters?: number;
   /** Live interpreters per engine; past it the least recently used idle one is evicted. */
@@ -76,6 +92,11 @@ export function resolveConversationOptions({
   maxLifeMs = 4 * 3_600_000,
   historyTtlMs = 24 * 3_600_000,
   maxHistoryBytes = 16 * 1024 * 1024,
+  maxConversationsPerUser = 20,
+  maxUserHistoryBytes = 64 * 1024 * 1024,
+  memoryStoreBytes = 256 * 1024 * 1024,
+  replayDeadlineMs = 120_000,
+  maxQueuedCells = 4,
   maxInterpreters = 64,
   maxPerEngine = 32,
   maxPerUser = 3,
@@ -91,6 +112,11 @@ export function resolveConversationOptions({
     ['maxLifeMs', maxLifeMs, 10_000],
     ['historyTtlMs', historyTtlMs, 1_000],
     ['maxHistoryBytes', maxHistoryBytes, 0],
+    ['maxConversationsPerUser', maxConversationsPerUser, 1],
+    ['maxUserHistoryBytes', maxUserHistoryBytes, maxHistoryBytes],
+    ['memoryStoreBytes', memoryStoreBytes, 1024 * 1024],
+    ['replayDeadlineMs', replayDeadlineMs, 1_000],
+    ['maxQueuedCells', maxQueuedCells, 0],
     ['maxInterpreters', maxInterpreters, 1],
     ['maxPerEngine', maxPerEngine, 1],
     ['maxPerUser', maxPerUser, 1],
@@ -105,7 +131,10 @@ export function resolveConversationOptions({
       throw new InvalidArgumentError({
         argument: `conversations.${argument}`,
         value,
-        message: `must be a number >= ${min}`,
+        message:
+          argument === 'maxUserHistoryBytes'
+            ? `must be a number >= maxHistoryBytes (${min})`
+            : `must be a number >= ${min}`,
       });
     }
   }
@@ -122,6 +151,7 @@ export function resolveConversationOptions({
   return {
     ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
     ...{ maxPerEngine, maxPerUser, warmPoolSize, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
-    maxConcurrentStarts,
+    ...{ maxConversationsPerUser, maxUserHistoryBytes, memoryStoreBytes, replayDeadlineMs },
+    ...{ maxConcurrentStarts, maxQueuedCells },
   };
 }

@@ -21,8 +21,12 @@ export type SealedStoreStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeIt
 
 export type { SealingSecret } from './derive-sealing-key.ts';
 
-/** One segment of a record's key: literal text, or `{ id }` for a value that must not appear in the store (a user id, a URL). */
-export type SealedKeySegment = string | { id: string };
+/**
+ * One segment of a record's key: literal text, `{ id }` for a value that must not appear in the
+ * store (a user id, a URL), or `{ hashed }` for an id already hashed by `SealedStore#id` (found
+ * under the key that wrote it only).
+ */
+export type SealedKeySegment = string | { id: string } | { hashed: string };
 
 type Sealed = { v: 2; kid: string; iv: string; tag: string; data: string };
 type Plain = { v: 2; plain: unknown; exp?: number };
@@ -191,7 +195,11 @@ export class SealedStore {
   private async storageKey(segments: readonly SealedKeySegment[], key: Key): Promise<string> {
     const parts = await Promise.all(
       segments.map(async segment =>
-        typeof segment === 'string' ? segment : hashId(await key.hash, segment.id),
+        typeof segment === 'string'
+          ? segment
+          : 'hashed' in segment
+            ? segment.hashed
+            : hashId(await key.hash, segment.id),
       ),
     );
     return [this.prefix, ...parts].join(':');

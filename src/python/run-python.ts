@@ -75,9 +75,7 @@ export async function runPython({
   abortSignal: AbortSignal | undefined;
   /** The tool call. */
   call: { toolCallId: string; messages: ModelMessage[]; context: unknown };
-}): Promise<
-  PythonRunResult & { cell?: number; restored?: { summary: string }; ended?: string }
-> {
+}): Promise<PythonRunResult & { cell?: number; restored?: { summary: string }; ended?: string }> {
   const inputFiles =
     typeof files === 'function' ? await files({ toolCallId: call.toolCallId }) : files;
   const options = {

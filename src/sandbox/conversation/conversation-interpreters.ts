@@ -154,7 +154,11 @@ export class ConversationInterpreters {
     const queued = this.queued.get(key) ?? 0;
     if (queued > this.options.maxQueuedCells) {
       const retryAfterMs = Math.min(call.timeoutMs, 30_000);
-      throw new SandboxBusyError({ resource: 'cells', limit: this.options.maxQueuedCells, retryAfterMs });
+      throw new SandboxBusyError({
+        resource: 'cells',
+        limit: this.options.maxQueuedCells,
+        retryAfterMs,
+      });
     }
     this.queued.set(key, queued + 1);
     const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
@@ -211,11 +215,23 @@ export class ConversationInterpreters {
       throw error;
     });
     const summary = (outcome: 'restored' | 'retry' | 'given-up') =>
-      summarize({ restore: replay.restore, kept: handle.cells.length, outcome, idleMs: this.options.idleMs });
+      summarize({
+        restore: replay.restore,
+        kept: handle.cells.length,
+        outcome,
+        idleMs: this.options.idleMs,
+      });
     if (!replay.ended) {
       Object.assign(handle, { absent: replay.absent, failedRestores: 0 });
       const restored = summary('restored');
-      return this.runIn({ call, handle, live, restored, carried: replay.pendingFiles, started: true });
+      return this.runIn({
+        call,
+        handle,
+        live,
+        restored,
+        carried: replay.pendingFiles,
+        started: true,
+      });
     }
     await this.discard(live);
     const failedRestores = stored.failedRestores + 1;
@@ -230,7 +246,10 @@ export class ConversationInterpreters {
     // A second restore in a row ended by a kept cell: starting empty beats failing every cell.
     await this.history.forget(owner, stored);
     const fresh = await this.place(owner, abortSignal);
-    const empty = { ...newHandle({ placed: fresh, servedBy: this.instanceId }), cellCount: stored.cellCount };
+    const empty = {
+      ...newHandle({ placed: fresh, servedBy: this.instanceId }),
+      cellCount: stored.cellCount,
+    };
     const restored = summary('given-up');
     return this.runIn({ call, handle: empty, live: fresh, restored, carried: [], started: true });
   }
@@ -375,7 +394,8 @@ function notRun(): SandboxResult {
     status: 'crashed',
     exitCode: null,
     stdout: '',
-    stderr: 'InterpreterRestoreError: the earlier state could not be restored, so this cell did not run.',
+    stderr:
+      'InterpreterRestoreError: the earlier state could not be restored, so this cell did not run.',
     truncated: false,
     durationMs: 0,
     images: [],

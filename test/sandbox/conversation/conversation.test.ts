@@ -21,36 +21,13 @@ import {
   expectNoLeakedContainers,
   suiteSandbox,
 } from '../sandbox-availability.ts';
+import { chatTurn as turn } from './chat-turn.ts';
 import { liveInterpreters } from './live-interpreters.ts';
 
 const KEY = 'conversation-test-key-0123456789abcdef';
 let conversations = 0;
 /** A fresh conversation of `userId` (conversation ids are unique per test). */
 const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, userId });
-
-/** One chat turn: the scripted model calls python with `code`, then answers. */
-async function turn(
-  sandbox: DockerSandbox,
-  conversation: { id: string; userId: string },
-  code: string,
-): Promise<{ output: Record<string, unknown>; modelText: string }> {
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'python', input: { code } }] },
-    { text: 'done' },
-  ]);
-  const result = await generateText({
-    model,
-    tools: { python: pythonTool({ sandbox, conversation }) },
-    prompt: 'run it',
-    stopWhen: stepCountIs(3),
-  });
-  const toolMessage = model.calls[1]!.prompt.find(message => message.role === 'tool')!;
-  const part = toolMessage.content[0] as { output: { type: string; value: unknown } };
-  return {
-    output: result.steps[0]!.toolResults[0]!.output as Record<string, unknown>,
-    modelText: JSON.stringify(part.output.value),
-  };
-}
 
 describeSandbox('conversation interpreters (real engine)', () => {
   let sandbox: DockerSandbox;

@@ -80,7 +80,12 @@ export function newHandle({
   previous,
 }: {
   /** The new interpreter. */
-  placed: { engine: { name: string }; container: { id: string }; secret: string; startedAt: number };
+  placed: {
+    engine: { name: string };
+    container: { id: string };
+    secret: string;
+    startedAt: number;
+  };
   /** This sandbox instance. */
   servedBy: string;
   /** The conversation's handle so far. */

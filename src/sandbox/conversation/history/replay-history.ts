@@ -92,7 +92,13 @@ export async function replayHistory({
     const run = await runCell({
       container: placed.container,
       secret: placed.secret,
-      request: { ...limits, timeoutMs: cell.timeoutMs, code: cell.code, files: await load(cell.n), replay: true },
+      request: {
+        ...limits,
+        timeoutMs: cell.timeoutMs,
+        code: cell.code,
+        files: await load(cell.n),
+        replay: true,
+      },
       dockerTimeoutMs,
       abortSignal,
     });

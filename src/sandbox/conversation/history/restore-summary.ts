@@ -54,7 +54,9 @@ export function restoreSummary({
       : `Python state restored by re-running ${restore.cells === kept ? '' : `${restore.cells} of `}${plural(kept, 'earlier cell')} (${why})`,
   ];
   for (const { cell, status, error } of restore.failed.slice(0, NAMED_FAILURES)) {
-    parts.push(`cell ${cell} failed when re-run (${status}: ${error}), so what it defined is missing`);
+    parts.push(
+      `cell ${cell} failed when re-run (${status}: ${error}), so what it defined is missing`,
+    );
   }
   const unnamed = restore.failed.length - NAMED_FAILURES;
   if (unnamed > 0) parts.push(`${plural(unnamed, 'more cell')} failed when re-run`);

@@ -1,5 +1,5 @@
-// conversation/: conversation interpreters: a live Python per chat, its history, replay after loss,
-// placement on engines.
+// conversation/: conversation interpreters: a live Python per chat, placement on engines, the cell
+// protocol (what a chat keeps for restoring, and the replay, are in history/).
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import { resolveRecordCaps } from '../output/record-budget.ts';
@@ -15,12 +15,11 @@ import { ConversationHistory, type Owner } from './history/conversation-history.
 import { endedSummary } from './history/ended-summary.ts';
 import { type InterpreterHandle, newHandle } from './history/interpreter-handle.ts';
 import { reachInterpreter } from './reach-interpreter.ts';
-import { InterpreterPool } from './interpreter-pool.ts';
-import { makeRoomForUser } from './user-interpreters.ts';
+import { UserPlacements } from './user-placements.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
-import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
-import { type KnownInterpreter, PlacementGate } from './placement-gate.ts';
+import type { PlacedInterpreter } from './interpreter-placement.ts';
+import type { KnownInterpreter } from './placement-gate.ts';
 import { replayHistory, summarize } from './history/replay-history.ts';
 import { runCell } from './run-cell.ts';
 import { checkConversation } from './check-conversation.ts';
@@ -53,14 +52,13 @@ type PlacedCall = CellCall & {
  *
  * @example
  * ```ts
- * const interpreters = new ConversationInterpreters({ engines, options, sandbox });
+ * const interpreters = new ConversationInterpreters({ engines, options, sandbox, instanceId });
  * const result = await interpreters.run({ code, conversation, files: [], timeoutMs: 30_000, abortSignal });
  * ```
  */
 export class ConversationInterpreters {
   private readonly engines: EngineSet;
   private readonly options: ResolvedConversationOptions;
-  private readonly preimport: readonly string[];
   private readonly dockerTimeoutMs: number;
   private readonly history: ConversationHistory;
   /** Interpreters this process used, for eviction order. */
@@ -69,16 +67,10 @@ export class ConversationInterpreters {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Cells of each conversation running or waiting in this process. */
   private readonly queued = new Map<string, number>();
-  /** The tail of each user's queue of placements: their list in the store is read, then written. */
-  private readonly placements = new Map<string, Promise<unknown>>();
-  /** Interpreters this replica started or served, and for whom: on close, those another replica serves now stay. */
-  private readonly served = new Map<string, { owner: Owner; live: PlacedInterpreter }>();
   /** This sandbox instance (`DockerSandbox#instanceId`), recorded as the replica serving a handle. */
   private readonly instanceId: string;
-
   private readonly sandbox: ResolvedDockerSandboxOptions;
-  private readonly pool: InterpreterPool;
-  private readonly gate: PlacementGate;
+  private readonly placements: UserPlacements;
 
   constructor({
     engines,
@@ -99,50 +91,28 @@ export class ConversationInterpreters {
     this.options = options;
     this.sandbox = sandbox;
     this.instanceId = instanceId;
-    this.preimport = sandbox.preimport;
     this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
     // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
     this.history = new ConversationHistory({ options });
-    const gate = new PlacementGate({ engines, options, dockerTimeoutMs: sandbox.dockerTimeoutMs });
-    this.gate = gate;
-    this.pool = new InterpreterPool({
-      options,
-      preimport: sandbox.preimport,
-      dockerTimeoutMs: sandbox.dockerTimeoutMs,
-      reserve: engine => gate.reserve({ engine, ifRoom: true }).catch(() => undefined),
+    this.placements = new UserPlacements({
+      ...{ engines, options, history: this.history, known: this.known, instanceId },
+      ...{ preimport: sandbox.preimport, dockerTimeoutMs: sandbox.dockerTimeoutMs },
     });
   }
 
   /** Interpreters ready and waiting for a new conversation. */
   get warmCount(): number {
-    return this.pool.readyCount;
+    return this.placements.warmCount;
   }
 
   /** Starts the waiting interpreters on every healthy engine (done on first use otherwise). */
   prewarm(): void {
-    for (const engine of this.engines.engines) this.pool.fill(engine);
+    this.placements.prewarm();
   }
 
-  /**
-   * Stops the pool (waiting interpreters are removed), removes the interpreters whose last
-   * cell this replica ran (whoever started them) and returns those it started that another
-   * replica serves now (their handles name it as `servedBy`): the sandbox leaves them running
-   * and removes the rest of its own. A store that cannot be read keeps nothing (the
-   * conversation is restored from its history where it goes on).
-   */
-  async close(): Promise<Set<string>> {
-    await this.pool.close();
-    const keep = new Set<string>();
-    await Promise.all(
-      [...this.served].map(async ([containerId, { owner, live }]) => {
-        const handle = await this.history.load(owner).catch(() => undefined);
-        if (handle?.containerId !== containerId) return;
-        if (handle.servedBy !== this.instanceId) keep.add(containerId);
-        else await live.engine.cleanup.remove(live.container);
-      }),
-    );
-    this.served.clear();
-    return keep;
+  /** Stops the pool; returns the interpreters to leave running (see `UserPlacements#close`). */
+  close(): Promise<Set<string>> {
+    return this.placements.close();
   }
 
   /** Runs one cell in its conversation's interpreter (after the conversation's earlier cells in this process). */
@@ -191,11 +161,11 @@ export class ConversationInterpreters {
           });
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
       call.trace?.placed({ engine: reached.engine.name, interpreter: 'live' });
-      this.served.set(reached.container.id, { owner, live: reached });
+      this.placements.serve(owner, reached);
       const handle = { ...stored, servedBy: this.instanceId };
       return this.runIn({ call, handle, live: reached, restored: undefined, carried: [] });
     }
-    const live = await this.place(owner, abortSignal);
+    const live = await this.placements.place(owner, abortSignal);
     call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
     const handle = newHandle({ placed: live, servedBy: this.instanceId, previous: stored });
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
@@ -211,7 +181,7 @@ export class ConversationInterpreters {
     }).catch(async (error: unknown) => {
       // Nothing records the new interpreter yet: it must not idle on, holding memory. The
       // stored handle is untouched: the next cell tries the restore again.
-      await this.discard(live);
+      await this.placements.discard(live);
       throw error;
     });
     const summary = (outcome: 'restored' | 'retry' | 'given-up') =>
@@ -233,7 +203,7 @@ export class ConversationInterpreters {
         started: true,
       });
     }
-    await this.discard(live);
+    await this.placements.discard(live);
     const failedRestores = stored.failedRestores + 1;
     if (failedRestores < 2) {
       // The history stays as it was (its handle still names the lost interpreter), so the next
@@ -245,7 +215,7 @@ export class ConversationInterpreters {
     }
     // A second restore in a row ended by a kept cell: starting empty beats failing every cell.
     await this.history.forget(owner, stored);
-    const fresh = await this.place(owner, abortSignal);
+    const fresh = await this.placements.place(owner, abortSignal);
     const empty = {
       ...newHandle({ placed: fresh, servedBy: this.instanceId }),
       cellCount: stored.cellCount,
@@ -275,7 +245,7 @@ export class ConversationInterpreters {
       try {
         return await work();
       } catch (error) {
-        if (started) await this.discard(live);
+        if (started) await this.placements.discard(live);
         throw error;
       }
     };
@@ -296,7 +266,7 @@ export class ConversationInterpreters {
       });
     } catch (error) {
       // Killed on abort, or its engine failed: either way not to be used again.
-      await this.discard(live);
+      await this.placements.discard(live);
       throw error;
     } finally {
       known.busy = false;
@@ -328,63 +298,6 @@ export class ConversationInterpreters {
       this.known.delete(evicted.containerId);
       void engine.cleanup.remove(engine.docker.getContainer(evicted.containerId));
     }
-  }
-
-  /** Removes an interpreter nothing will use again (in the background; failures are reported). */
-  private async discard(live: PlacedInterpreter): Promise<void> {
-    this.known.delete(live.container.id);
-    this.served.delete(live.container.id);
-    void live.engine.cleanup.remove(live.container);
-  }
-
-  /**
-   * A new interpreter for one of the user's conversations, after making room under
-   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store, and marked
-   * busy until its cell (and any replay before it) ends, so no eviction takes it meanwhile.
-   */
-  private place(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
-    // One at a time per user in this process: concurrent placements would each read the list,
-    // then each write it, and the last write would forget the others' interpreters. Across
-    // replicas this stays best effort (see the docs).
-    return inTurn({
-      queues: this.placements,
-      key: owner.userId,
-      work: () => this.placeNow(owner, abortSignal),
-    });
-  }
-
-  private async placeNow(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
-    // Interpreters idle longer than idleMs have ended by themselves, and none outlives maxLifeMs.
-    const horizon = Date.now() - this.options.idleMs - 60_000;
-    for (const [id, known] of this.known) {
-      if (!known.busy && known.usedAt < horizon) this.known.delete(id);
-    }
-    for (const [id, { live }] of this.served) {
-      if (live.startedAt < Date.now() - this.options.maxLifeMs) this.served.delete(id);
-    }
-    await this.history.sweep();
-    const { userId } = owner;
-    const mine = await makeRoomForUser({
-      ...{ userId, history: this.history, engines: this.engines, known: this.known },
-      ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
-    });
-    const placed = await placeInterpreter({
-      ...{ engines: this.engines, gate: this.gate, options: this.options },
-      preimport: this.preimport,
-      ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
-    });
-    const { engine, container, startedAt } = placed;
-    this.known.set(container.id, { usedAt: Date.now(), busy: true });
-    this.served.set(container.id, { owner, live: placed });
-    mine.push({ engine: engine.name, containerId: container.id, startedAt });
-    try {
-      await this.history.saveUserInterpreters(userId, mine);
-    } catch (error) {
-      // Unrecorded, it would escape the user's bound and idle on, holding memory.
-      await this.discard(placed);
-      throw error;
-    }
-    return placed;
   }
 }
 

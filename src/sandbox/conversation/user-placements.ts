@@ -1,0 +1,169 @@
+import type { EngineSet } from '../engines/engine-set.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
+import { inTurn } from '../../util/in-turn.ts';
+import type { ConversationHistory, Owner } from './history/conversation-history.ts';
+import { InterpreterPool } from './interpreter-pool.ts';
+import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
+import { type KnownInterpreter, PlacementGate } from './placement-gate.ts';
+import { makeRoomForUser } from './user-interpreters.ts';
+
+/**
+ * Where a sandbox's conversation interpreters come from and go: places one for a user (room
+ * under `maxPerUser`, then the engines' bounds through the placement gate, from the waiting
+ * pool or started), removes those nothing will use again, and remembers the ones this replica
+ * started or served, so `close()` removes its own and leaves those another replica serves.
+ *
+ * @example
+ * ```ts
+ * const placements = new UserPlacements({ engines, options, history, known, instanceId, preimport, dockerTimeoutMs });
+ * const live = await placements.place(owner, abortSignal);
+ * ```
+ */
+export class UserPlacements {
+  private readonly engines: EngineSet;
+  private readonly options: ResolvedConversationOptions;
+  private readonly history: ConversationHistory;
+  private readonly known: Map<string, KnownInterpreter>;
+  private readonly instanceId: string;
+  private readonly preimport: readonly string[];
+  private readonly dockerTimeoutMs: number;
+  private readonly pool: InterpreterPool;
+  private readonly gate: PlacementGate;
+  /** The tail of each user's queue of placements: their list in the store is read, then written. */
+  private readonly placements = new Map<string, Promise<unknown>>();
+  /** Interpreters this replica started or served, and for whom. */
+  private readonly served = new Map<string, { owner: Owner; live: PlacedInterpreter }>();
+
+  constructor({
+    engines,
+    options,
+    history,
+    known,
+    instanceId,
+    preimport,
+    dockerTimeoutMs,
+  }: {
+    /** Where interpreters run. */
+    engines: EngineSet;
+    /** Bounds and limits of interpreters. */
+    options: ResolvedConversationOptions;
+    /** The users' lists of interpreters, and the handles `close()` reads. */
+    history: ConversationHistory;
+    /** Interpreters this process used (last use, busy marks), shared with the caller. */
+    known: Map<string, KnownInterpreter>;
+    /** This sandbox instance (`DockerSandbox#instanceId`). */
+    instanceId: string;
+    /** Modules each interpreter imports when it starts. */
+    preimport: readonly string[];
+    /** Deadline of each Docker call. */
+    dockerTimeoutMs: number;
+  }) {
+    this.engines = engines;
+    this.options = options;
+    this.history = history;
+    this.known = known;
+    this.instanceId = instanceId;
+    this.preimport = preimport;
+    this.dockerTimeoutMs = dockerTimeoutMs;
+    const gate = new PlacementGate({ engines, options, dockerTimeoutMs });
+    this.gate = gate;
+    this.pool = new InterpreterPool({
+      ...{ options, preimport, dockerTimeoutMs },
+      reserve: engine => gate.reserve({ engine, ifRoom: true }).catch(() => undefined),
+    });
+  }
+
+  /** Interpreters ready and waiting for a new conversation. */
+  get warmCount(): number {
+    return this.pool.readyCount;
+  }
+
+  /** Starts the waiting interpreters on every healthy engine (done on first use otherwise). */
+  prewarm(): void {
+    for (const engine of this.engines.engines) this.pool.fill(engine);
+  }
+
+  /** Records that this replica runs a cell of `owner` in `live` (for `close()`). */
+  serve(owner: Owner, live: PlacedInterpreter): void {
+    this.served.set(live.container.id, { owner, live });
+  }
+
+  /**
+   * Stops the pool (waiting interpreters are removed), removes the interpreters whose last
+   * cell this replica ran (whoever started them) and returns those it started that another
+   * replica serves now (their handles name another `servedBy`): the sandbox leaves them running
+   * and removes the rest of its own. A store that cannot be read keeps nothing (the
+   * conversation is restored from its history where it goes on).
+   */
+  async close(): Promise<Set<string>> {
+    await this.pool.close();
+    const keep = new Set<string>();
+    await Promise.all(
+      [...this.served].map(async ([containerId, { owner, live }]) => {
+        const handle = await this.history.load(owner).catch(() => undefined);
+        if (handle?.containerId !== containerId) return;
+        if (handle.servedBy !== this.instanceId) keep.add(containerId);
+        else await live.engine.cleanup.remove(live.container);
+      }),
+    );
+    this.served.clear();
+    return keep;
+  }
+
+  /** Removes an interpreter nothing will use again (in the background; failures are reported). */
+  async discard(live: PlacedInterpreter): Promise<void> {
+    this.known.delete(live.container.id);
+    this.served.delete(live.container.id);
+    void live.engine.cleanup.remove(live.container);
+  }
+
+  /**
+   * A new interpreter for one of the user's conversations, after making room under
+   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store, and marked
+   * busy until its cell (and any replay before it) ends, so no eviction takes it meanwhile.
+   */
+  place(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    // One at a time per user in this process: concurrent placements would each read the list,
+    // then each write it, and the last write would forget the others' interpreters. Across
+    // replicas this stays best effort (see the docs).
+    return inTurn({
+      queues: this.placements,
+      key: owner.userId,
+      work: () => this.placeNow(owner, abortSignal),
+    });
+  }
+
+  private async placeNow(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+    // Interpreters idle longer than idleMs have ended by themselves, and none outlives maxLifeMs.
+    const horizon = Date.now() - this.options.idleMs - 60_000;
+    for (const [id, known] of this.known) {
+      if (!known.busy && known.usedAt < horizon) this.known.delete(id);
+    }
+    for (const [id, { live }] of this.served) {
+      if (live.startedAt < Date.now() - this.options.maxLifeMs) this.served.delete(id);
+    }
+    await this.history.sweep();
+    const { userId } = owner;
+    const mine = await makeRoomForUser({
+      ...{ userId, history: this.history, engines: this.engines, known: this.known },
+      ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
+    });
+    const placed = await placeInterpreter({
+      ...{ engines: this.engines, gate: this.gate, options: this.options },
+      preimport: this.preimport,
+      ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+    });
+    const { engine, container, startedAt } = placed;
+    this.known.set(container.id, { usedAt: Date.now(), busy: true });
+    this.served.set(container.id, { owner, live: placed });
+    mine.push({ engine: engine.name, containerId: container.id, startedAt });
+    try {
+      await this.history.saveUserInterpreters(userId, mine);
+    } catch (error) {
+      // Unrecorded, it would escape the user's bound and idle on, holding memory.
+      await this.discard(placed);
+      throw error;
+    }
+    return placed;
+  }
+}

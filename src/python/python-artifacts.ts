@@ -1,4 +1,5 @@
 import { MAX_RUN_NOTES } from '../sandbox/output/record-budget.ts';
+import type { ChartData } from '../sandbox/chart-types.ts';
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
 import { encodeBase64 } from '../util/base64.ts';
 
@@ -27,6 +28,8 @@ export type PythonArtifact = {
   data?: string;
   /** Where the app stored the artifact (`saveArtifact`). */
   url?: string;
+  /** A matplotlib figure's chart as data (type, title, axes, series): draw it, or read numbers. */
+  chart?: ChartData;
 };
 
 /**
@@ -121,7 +124,7 @@ export async function toPythonArtifacts({
     name: string,
     mediaType: string,
     data: Uint8Array,
-    extra: { width?: number; height?: number },
+    extra: { width?: number; height?: number; chart?: ChartData },
   ): Promise<PythonArtifact> => {
     const base = { name, mediaType, size: data.byteLength, ...extra };
     if (saveArtifact === undefined) return { ...base, data: encodeBase64(data) };
@@ -129,8 +132,8 @@ export async function toPythonArtifacts({
   };
   return {
     images: await Promise.all(
-      images.map(({ name, mediaType, data, width, height }) =>
-        convert('image', name, mediaType, data, { width, height }),
+      images.map(({ name, mediaType, data, width, height, chart }) =>
+        convert('image', name, mediaType, data, { width, height, ...(chart ? { chart } : {}) }),
       ),
     ),
     files: await Promise.all(

@@ -1,7 +1,7 @@
 /** What the model reads about the python tool by default (packages and input files are added). */
 export const BASE_DESCRIPTION =
   'Run Python 3 code in an isolated sandbox (no network, no files outside /tmp, limited time and memory) ' +
-  'and return what it prints to stdout. Print the values you need. ' +
+  'and return what it prints to stdout. ' +
   'Charts: matplotlib figures left open (or shown with plt.show()) are shown to the user as PNG images. ' +
   'Files saved under /tmp/outputs/ are offered to the user as downloads.';
 
@@ -47,8 +47,12 @@ export function pythonToolDescription({
   if (stateful) {
     parts.push(
       'Calls in this conversation run like notebook cells in one interpreter: variables, imports ' +
-        'and files under /tmp stay from earlier calls, so do not repeat earlier code.',
+        'and files under /tmp stay from earlier calls, so do not repeat earlier code. As in ' +
+        'Jupyter, the value of the last expression is shown (a DataFrame as a table) and ' +
+        'display(x) shows more values.',
     );
+  } else {
+    parts.push('Print the values you need.');
   }
   if (inputFiles) {
     parts.push('Files the user shared are in /tmp/inputs/ (the conversation names them).');

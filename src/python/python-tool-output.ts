@@ -1,5 +1,6 @@
 import type { FailureStatus, RepairReason } from '../repair/repair-policy.ts';
 import type { PythonArtifact } from './python-artifacts.ts';
+import type { PythonResult } from './python-results.ts';
 
 /**
  * What the python tool streams, in order: `running` for each attempt,
@@ -14,7 +15,13 @@ import type { PythonArtifact } from './python-artifacts.ts';
  * ```
  */
 export type PythonToolOutput =
-  | { state: 'running'; attempt: number; code: string }
+  | {
+      state: 'running';
+      attempt: number;
+      code: string;
+      /** What the code printed so far (the last 2,000 characters), streamed while it runs. */
+      output?: string;
+    }
   | ({
       state: 'failed';
       attempt: number;
@@ -48,6 +55,8 @@ export type PythonToolOutput =
 export type CellState = {
   /** The cell's number in the conversation. */
   cell?: number;
+  /** Values the cell showed (its last expression, `display()` calls), in order. */
+  results?: PythonResult[];
   /** E.g. `Python state restored by re-running 4 earlier cells (it had been idle for 10 minutes).` */
   restored?: string;
 };

@@ -14,6 +14,8 @@ import {
 import { trimError } from '../repair/trim-error.ts';
 import type { SandboxInputFile } from '../sandbox/types.ts';
 import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
+import { toPythonResults } from './python-results.ts';
+import { LiveOutput } from './live-output.ts';
 import { pythonModelOutput } from './python-model-output.ts';
 import type { PythonSandbox } from './python-sandbox.ts';
 import { type PythonConversation, checkConversationSupport, runPython } from './run-python.ts';
@@ -179,13 +181,19 @@ export function pythonTool({
           maxRepairs: policy.maxRepairs ?? DEFAULT_MAX_REPAIRS,
         });
         let result: Awaited<ReturnType<typeof runPython>>;
+        // What the code prints streams to the chat while it runs (bounded in rate and size).
+        const live = new LiveOutput();
+        const running = traced.within(() =>
+          runPython({
+            ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
+            ...{ onOutput: live.push, call: { toolCallId, messages, context } },
+          }),
+        );
+        for await (const output of live.until(running)) {
+          yield emit({ state: 'running', attempt, code: current, output });
+        }
         try {
-          result = await traced.within(() =>
-            runPython({
-              ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
-              call: { toolCallId, messages, context },
-            }),
-          );
+          result = await running;
         } catch (error) {
           // Aborts end the call as they are; code over the size limit is the model's to fix.
           if (abortSignal?.aborted || CodeTooLargeError.isInstance(error)) {
@@ -222,9 +230,11 @@ export function pythonTool({
             ? `${result.stdout.slice(0, maxOutputChars)}\n… (${result.stdout.length - maxOutputChars} more characters cut)`
             : result.stdout;
           // Cut to the sandbox's caps before anything is encoded or saved.
+          // Shown images (a figure passed to display()) join the figures, in order.
+          const shown = toPythonResults({ results: result.results ?? [] });
           const artifacts = await toPythonArtifacts({
             ...{
-              images: result.images ?? [],
+              images: [...(result.images ?? []), ...shown.images],
               files: result.files ?? [],
               notes: result.notes ?? [],
             },
@@ -240,13 +250,14 @@ export function pythonTool({
             code: current,
             ...artifacts,
             ...stateOf(result, restored),
+            ...(shown.results.length > 0 ? { results: shown.results } : {}),
           });
           return;
         }
         const status = result.status as FailureStatus;
         // A cell that ended its interpreter says so now: the model must not count on its variables.
         const error = [
-          describeFailure(status, result, timeoutMs, sandbox.memoryBytes),
+          describeFailure(status, result, timeoutMs, sandbox.memoryBytes, result.interrupted),
           ...(result.ended ? [result.ended] : []),
         ].join('\n');
         const fingerprint = status === 'error' ? errorFingerprint(result.stderr) : status;
@@ -286,7 +297,8 @@ export function pythonTool({
       }
     },
     // The model needs the output (and the charts), not the bookkeeping.
-    toModelOutput: ({ output }) => pythonModelOutput({ output, images: modelImages }),
+    toModelOutput: ({ output }) =>
+      pythonModelOutput({ output, images: modelImages, maxResultChars: maxOutputChars }),
   });
 }
 
@@ -327,13 +339,16 @@ function describeFailure(
   { stdout, stderr }: { stdout: string; stderr: string },
   timeoutMs: number,
   memoryBytes: number | undefined,
+  interrupted = false,
 ): string {
   const trimmed = trimError(stderr);
   switch (status) {
     case 'timeout': {
       const last = stdout.trimEnd().slice(-LAST_OUTPUT_CHARS);
       return [
-        `Timed out after ${timeoutMs} ms and was stopped.`,
+        interrupted
+          ? `Timed out after ${timeoutMs} ms and was interrupted (KeyboardInterrupt); the interpreter and its variables are kept.`
+          : `Timed out after ${timeoutMs} ms and was stopped.`,
         ...(last ? [`Its last output:\n${last}`] : []),
         ...(trimmed ? [trimmed] : []),
       ].join('\n');

@@ -1,6 +1,11 @@
 import type { ModelMessage } from 'ai';
 import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
-import type { SandboxConversation, SandboxInputFile } from '../sandbox/types.ts';
+import type {
+  SandboxCellResult,
+  SandboxConversation,
+  SandboxInputFile,
+  SandboxOutputChunk,
+} from '../sandbox/types.ts';
 import type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
 
 /**
@@ -54,6 +59,7 @@ export async function runPython({
   files,
   timeoutMs,
   abortSignal,
+  onOutput,
   call,
 }: {
   /** Where the code runs. */
@@ -73,13 +79,21 @@ export async function runPython({
   timeoutMs: number;
   /** Ends the run. */
   abortSignal: AbortSignal | undefined;
+  /** What the code prints, as it prints it. */
+  onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
   /** The tool call. */
   call: { toolCallId: string; messages: ModelMessage[]; context: unknown };
-}): Promise<PythonRunResult & { cell?: number; restored?: { summary: string }; ended?: string }> {
+}): Promise<
+  PythonRunResult &
+    Partial<Pick<SandboxCellResult, 'cell' | 'ended' | 'interrupted' | 'results'>> & {
+      restored?: { summary: string };
+    }
+> {
   const inputFiles =
     typeof files === 'function' ? await files({ toolCallId: call.toolCallId }) : files;
   const options = {
     timeoutMs,
+    ...(onOutput ? { onOutput } : {}),
     ...(abortSignal ? { abortSignal } : {}),
     ...(inputFiles !== undefined && inputFiles.length > 0 ? { files: inputFiles } : {}),
   };

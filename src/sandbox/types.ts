@@ -1,5 +1,6 @@
 // The sandbox contract. Kept free of dockerode so that code typed against it (the python tool,
 // tests with fakes) never loads Docker client code.
+import type { ChartData } from './chart-types.ts';
 
 /**
  * How a run ended. Only `success` and `error` come from the code itself (its exit
@@ -71,6 +72,8 @@ export type SandboxImage = {
   height: number;
   /** The PNG's bytes. */
   data: Uint8Array;
+  /** Its chart as data (type, title, axes, series), for a conversation cell's matplotlib figure. */
+  chart?: ChartData;
 };
 
 /**
@@ -236,6 +239,17 @@ export type InterpreterRestore = {
 export type SandboxCellResult = SandboxResult & {
   /** The cell's number in the conversation, from 1. */
   cell: number;
+  /**
+   * The values the cell showed, in order: its last expression (`main`, unless it was an
+   * assignment or ended with `;`) and every `display()` call, each as a MIME bundle.
+   */
+  results?: SandboxDisplayResult[];
+  /**
+   * The cell passed its `timeoutMs` and was interrupted (a KeyboardInterrupt) but its
+   * interpreter lives on, variables kept (status `timeout`). A cell that did not stop within the
+   * grace is killed instead: then `ended` is set.
+   */
+  interrupted?: true;
   /** Set when the interpreter was rebuilt before this cell. */
   restored?: InterpreterRestore;
   /**
@@ -259,3 +273,45 @@ export interface ConversationSandbox {
   /** Runs `code` as the next cell of the conversation's interpreter (started or restored as needed). */
   executeCell(code: string, options: SandboxCellOptions): Promise<SandboxCellResult>;
 }
+
+/**
+ * A value a cell showed, as a MIME bundle (Jupyter's): `text/plain` always; the rest when the
+ * object offers them through its `_repr_*_` methods. Everything here came from the sandboxed
+ * code: HTML, SVG and markdown are attacker-controlled and must go through a sanitiser before
+ * a page renders them.
+ */
+export type SandboxMimeBundle = {
+  /** `repr()` of the value, cut like stdout. */
+  'text/plain': string;
+  /** e.g. a pandas DataFrame's table. Untrusted HTML. */
+  'text/html'?: string;
+  /** Untrusted markdown. */
+  'text/markdown'?: string;
+  /** Untrusted SVG (it can carry scripts). */
+  'image/svg+xml'?: string;
+  /** PNG, base64 (checked to decode as a PNG). */
+  'image/png'?: string;
+  /** JPEG, base64 (checked for the JPEG signature). */
+  'image/jpeg'?: string;
+  /** LaTeX source. */
+  'text/latex'?: string;
+  /** Any JSON value. */
+  'application/json'?: unknown;
+};
+
+/**
+ * One value a cell showed: its last expression (`main`) or a `display()` call, in order.
+ *
+ * @example
+ * ```ts
+ * const table = result.results?.find(r => r.main)?.data['text/html'];
+ * ```
+ */
+export type SandboxDisplayResult = {
+  /** The value of the cell's last expression (at most one per cell). */
+  main: boolean;
+  /** The value's representations. */
+  data: SandboxMimeBundle;
+  /** A matplotlib figure shown this way: its chart as data (see `ChartData`). */
+  chart?: ChartData;
+};

@@ -1,7 +1,15 @@
 import { StringDecoder } from 'node:string_decoder';
 import { parseArtifactMeta, toArtifact } from '../output/artifacts.ts';
+import { parseChartData } from '../output/chart-data.ts';
+import { parseDisplayResult } from '../output/display-result.ts';
 import { ByteBuffer } from '../output/byte-buffer.ts';
-import type { SandboxFile, SandboxImage, SandboxOutputChunk, SandboxResult } from '../types.ts';
+import type {
+  SandboxDisplayResult,
+  SandboxFile,
+  SandboxImage,
+  SandboxOutputChunk,
+  SandboxResult,
+} from '../types.ts';
 import { RecordBudget } from '../output/record-budget.ts';
 import type { CellFrame, CellRequest } from './cell-protocol.ts';
 
@@ -24,6 +32,7 @@ export class CellCollector {
   readonly notes: string[] = [];
   private readonly images: SandboxImage[] = [];
   private readonly files: SandboxFile[] = [];
+  private readonly results: SandboxDisplayResult[] = [];
   private readonly streams = {
     stdout: { buffer: new ByteBuffer({ maxBytes: 0 }), decoder: new StringDecoder('utf8') },
     stderr: { buffer: new ByteBuffer({ maxBytes: 0 }), decoder: new StringDecoder('utf8') },
@@ -90,6 +99,8 @@ export class CellCollector {
   private record(data: Buffer): boolean {
     const newline = data.indexOf(10);
     const head = data.subarray(0, newline < 0 ? data.length : newline).toString('utf8');
+    if (head.startsWith('result ') || head.startsWith('chart '))
+      return this.shown(head, data.length);
     if (head.startsWith('note ')) {
       let note: unknown;
       try {
@@ -116,8 +127,40 @@ export class CellCollector {
     return true;
   }
 
+  /**
+   * A shown value (`result {json}`) or the chart data of an image returned before it
+   * (`chart {"path", "chart"}`), checked again here; their bytes count with images and files.
+   */
+  private shown(head: string, bytes: number): boolean {
+    let value: unknown;
+    try {
+      value = JSON.parse(head.slice(head.indexOf(' ') + 1));
+    } catch {
+      return this.budget.admit({ kind: 'malformed' });
+    }
+    if (head.startsWith('result ')) {
+      const result = parseDisplayResult(value, { maxChars: this.request.maxOutputBytes });
+      if (result === undefined) return this.budget.admit({ kind: 'malformed' });
+      if (!this.budget.admit({ kind: 'result', bytes })) return false;
+      this.artifactBytes += bytes;
+      this.results.push(result);
+      return true;
+    }
+    const { path, chart } = (value ?? {}) as { path?: unknown; chart?: unknown };
+    const image = this.images.find(found => found.name === path && found.chart === undefined);
+    const parsed = image === undefined ? undefined : parseChartData(chart);
+    if (image === undefined || parsed === undefined)
+      return this.budget.admit({ kind: 'malformed' });
+    if (!this.budget.admit({ kind: 'chart', bytes })) return false;
+    this.artifactBytes += bytes;
+    image.chart = parsed;
+    return true;
+  }
+
   /** What the cell returned (all within the caps: collection stops at the first record past one). */
-  result(): Omit<SandboxResult, 'status' | 'exitCode' | 'durationMs'> {
+  result(): Omit<SandboxResult, 'status' | 'exitCode' | 'durationMs'> & {
+    results: SandboxDisplayResult[];
+  } {
     const text = (name: 'stdout' | 'stderr') => {
       const { buffer, decoder } = this.streams[name];
       const rest = decoder.end();
@@ -131,6 +174,7 @@ export class CellCollector {
       images: this.images,
       files: this.files,
       notes: this.notes,
+      results: this.results,
     };
   }
 }

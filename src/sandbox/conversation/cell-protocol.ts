@@ -23,8 +23,13 @@ export type CellRequest = {
   timeoutMs: number;
   /** Cap per output stream, bytes. */
   maxOutputBytes: number;
-  /** Restoring state: the kernel returns no images or files for it. */
+  /** Restoring state: the kernel returns no images, files or shown values for it. */
   replay: boolean;
+  /**
+   * The conversation's seed, sent with the first cell of a new interpreter: `random` and
+   * NumPy's global generator start from it, so a replay draws the same numbers.
+   */
+  seed?: number;
 };
 
 /**
@@ -52,7 +57,10 @@ export function encodeCell({
       timeoutMs: request.timeoutMs,
       maxOutputBytes: request.maxOutputBytes,
       maxRecords: request.caps.records,
+      // A shown value's text is cut like a stream.
+      maxResultChars: request.maxOutputBytes,
       replay: request.replay,
+      ...(request.seed !== undefined ? { seed: request.seed } : {}),
     }),
     'utf8',
   );
@@ -79,6 +87,8 @@ export type CellFrame =
 export type CellOutcomeLine = {
   exitCode?: number;
   status?: 'timeout' | 'output-limit' | 'crashed';
+  /** A timeout the cell ended by itself on its KeyboardInterrupt: the kernel lives on. */
+  interrupted?: boolean;
 };
 
 const FRAME_PREFIX = Buffer.from(`\0${MAGIC} `, 'latin1');
@@ -243,11 +253,16 @@ function parseOutcome(body: Buffer): CellOutcomeLine | undefined {
   } catch {
     return undefined;
   }
-  const { exitCode, status } = (value ?? {}) as CellOutcomeLine;
+  const { exitCode, status, interrupted } = (value ?? {}) as CellOutcomeLine;
   if (exitCode !== undefined && !(Number.isInteger(exitCode) && exitCode >= 0 && exitCode < 256))
     return undefined;
   if (status !== undefined && !['timeout', 'output-limit', 'crashed'].includes(status))
     return undefined;
   if (exitCode === undefined && status === undefined) return undefined;
-  return { ...(exitCode !== undefined ? { exitCode } : {}), ...(status ? { status } : {}) };
+  return {
+    ...(exitCode !== undefined ? { exitCode } : {}),
+    ...(status ? { status } : {}),
+    // Only a timeout can be interrupted; anything else claiming it is a stopped cell.
+    ...(interrupted === true && status === 'timeout' ? { interrupted: true } : {}),
+  };
 }

@@ -131,11 +131,11 @@ export class ConversationInterpreters {
       });
     }
     this.queued.set(key, queued + 1);
-    const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes } = this.sandbox;
+    const { maxImages, maxOutputFiles, maxArtifactBytes, maxOutputBytes, maxResults } =
+      this.sandbox;
     const caps = resolveRecordCaps({
-      images: maxImages,
-      files: maxOutputFiles,
-      bytes: maxArtifactBytes,
+      ...{ images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes },
+      results: maxResults,
     });
     const limits = { caps, timeoutMs: call.timeoutMs, maxOutputBytes };
     return inTurn({
@@ -169,7 +169,16 @@ export class ConversationInterpreters {
     call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
     const handle = newHandle({ placed: live, servedBy: this.instanceId, previous: stored });
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
-      return this.runIn({ call, handle, live, restored: undefined, carried: [], started: true });
+      const seed = handle.seed;
+      return this.runIn({
+        call,
+        handle,
+        live,
+        restored: undefined,
+        carried: [],
+        started: true,
+        seed,
+      });
     }
     const reason = reached !== undefined && 'lost' in reached ? reached.lost : 'stopped';
     const { caps, maxOutputBytes } = limits;
@@ -201,6 +210,7 @@ export class ConversationInterpreters {
         restored,
         carried: replay.pendingFiles,
         started: true,
+        ...(replay.seeded ? {} : { seed: handle.seed }),
       });
     }
     await this.placements.discard(live);
@@ -218,10 +228,13 @@ export class ConversationInterpreters {
     const fresh = await this.placements.place(owner, abortSignal);
     const empty = {
       ...newHandle({ placed: fresh, servedBy: this.instanceId }),
-      cellCount: stored.cellCount,
+      ...{ cellCount: stored.cellCount, seed: stored.seed },
     };
     const restored = summary('given-up');
-    return this.runIn({ call, handle: empty, live: fresh, restored, carried: [], started: true });
+    return this.runIn({
+      ...{ call, handle: empty, live: fresh, restored, carried: [] },
+      ...{ started: true, seed: empty.seed },
+    });
   }
 
   private async runIn({
@@ -231,6 +244,7 @@ export class ConversationInterpreters {
     restored,
     carried,
     started = false,
+    seed,
   }: {
     call: PlacedCall;
     handle: InterpreterHandle;
@@ -239,6 +253,8 @@ export class ConversationInterpreters {
     carried: Array<{ path: string; data: Uint8Array }>;
     /** Started for this cell: no stored handle names it until the end, so a failure removes it. */
     started?: boolean;
+    /** The conversation's seed, for a new interpreter no replayed cell has seeded. */
+    seed?: number;
   }): Promise<SandboxCellResult> {
     const { owner, code, abortSignal, onOutput, limits } = call;
     const unrecorded = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -259,7 +275,7 @@ export class ConversationInterpreters {
       run = await runCell({
         container: live.container,
         secret: live.secret,
-        request: { ...limits, code, files, replay: false },
+        request: { ...limits, code, files, replay: false, ...(seed !== undefined ? { seed } : {}) },
         dockerTimeoutMs: this.dockerTimeoutMs,
         abortSignal,
         onOutput,
@@ -281,10 +297,11 @@ export class ConversationInterpreters {
     if (run.ended) this.known.delete(live.container.id);
     await unrecorded(() => this.saveHandle(owner, handle));
     live.engine.runs++;
-    const { ended, ...result } = run;
+    const { ended, interrupted, ...result } = run;
     return {
       ...result,
       cell,
+      ...(interrupted ? { interrupted: true as const } : {}),
       ...(restored ? { restored } : {}),
       ...(ended ? { ended: endedSummary({ status: run.status, handle }) } : {}),
     };

@@ -5,27 +5,52 @@ import { dockerCall, isGone } from '../docker/docker-call.ts';
 import { exitedState } from '../docker/exited-state.ts';
 import { FrameDemuxer } from '../docker/frame-demuxer.ts';
 import { guardedCallback } from '../run/run-in-container.ts';
-import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
+import type {
+  SandboxDisplayResult,
+  SandboxOutputChunk,
+  SandboxResult,
+  SandboxStatus,
+} from '../types.ts';
 import { CellCollector } from './cell-collector.ts';
 import { type CellRequest, CellFrameParser, encodeCell } from './cell-protocol.ts';
 import { attachInterpreter } from './interpreter-container.ts';
 
 /** A cell's outcome, and whether its interpreter is gone (killed, crashed, out of memory). */
-export type CellRun = SandboxResult & { ended: boolean };
+export type CellRun = SandboxResult & {
+  ended: boolean;
+  /** Values the cell showed. */
+  results: SandboxDisplayResult[];
+  /** Timed out, interrupted, and the interpreter lives on. */
+  interrupted: boolean;
+};
+
+/**
+ * How long after a cell's deadline the host waits for the supervisor's answer: its interrupt
+ * grace (2 s, interpreter_supervisor.py) for the cell to end on its KeyboardInterrupt, then the
+ * kill, plus a margin. Past it the host kills the container itself.
+ */
+const INTERRUPT_WAIT_MS = 3_500;
 
 type Ending =
-  | { kind: 'done'; exitCode?: number; status?: 'timeout' | 'output-limit' | 'crashed' }
+  | {
+      kind: 'done';
+      exitCode?: number;
+      status?: 'timeout' | 'output-limit' | 'crashed';
+      interrupted?: boolean;
+    }
   | { kind: 'ended' }
   | { kind: 'stop'; status: 'timeout' | 'output-limit' | 'crashed'; note?: string }
   | { kind: 'abort'; reason: unknown };
 
 /**
  * Runs one cell in a live interpreter: attaches to its container, sends the request, streams
- * the cell's output to `onOutput` and collects its images, files and notes, each checked
- * against the caps here on the host (the kernel runs the model's code: what it sends is not
- * trusted). Past a cap, at the deadline, on a broken protocol or an abort, the container is
- * killed (the conversation is restored in a new one later); the cell then ends `output-limit`,
- * `timeout` or `crashed` (abort rejects with the signal's reason once the container is dead).
+ * the cell's output to `onOutput` and collects its images, files, shown values and notes, each
+ * checked against the caps here on the host (the kernel runs the model's code: what it sends is
+ * not trusted). At the deadline the supervisor interrupts the cell (it ends `timeout`,
+ * `interrupted`, the interpreter kept) or kills it; past a cap, on a broken protocol, an abort,
+ * or when the supervisor does not answer in time, the container is killed (the conversation is
+ * restored in a new one later); the cell then ends `output-limit`, `timeout` or `crashed`
+ * (abort rejects with the signal's reason once the container is dead).
  *
  * @example
  * ```ts
@@ -93,7 +118,10 @@ export async function runCell({
   });
   const onEnd = () => finish({ kind: 'ended' });
   const onAbort = () => finish({ kind: 'abort', reason: abortSignal?.reason });
-  const timer = setTimeout(() => finish({ kind: 'stop', status: 'timeout' }), request.timeoutMs);
+  const timer = setTimeout(
+    () => finish({ kind: 'stop', status: 'timeout' }),
+    request.timeoutMs + INTERRUPT_WAIT_MS,
+  );
   try {
     socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
     socket.once('end', onEnd).once('close', onEnd).on('error', onEnd);
@@ -104,10 +132,15 @@ export async function runCell({
     let status: SandboxStatus;
     let exitCode: number | null = null;
     let ended = true;
+    let interrupted = false;
     if (end.kind === 'done') {
       status = end.status ?? (end.exitCode === 0 ? 'success' : 'error');
       exitCode = end.exitCode ?? null;
-      ended = end.status !== undefined;
+      interrupted = end.interrupted === true;
+      ended = end.status !== undefined && !interrupted;
+      // The supervisor stopped the kernel and is exiting: the container must be gone before
+      // the next cell looks for it (else it may still seem to run, and that cell fail).
+      if (ended) await kill(container, dockerTimeoutMs);
     } else if (end.kind === 'ended') {
       ({ status, exitCode } = await lostDuringCell(container, dockerTimeoutMs));
     } else {
@@ -126,6 +159,7 @@ export async function runCell({
       exitCode,
       durationMs: Math.round(performance.now() - startedAt),
       ended,
+      interrupted,
     };
   } finally {
     clearTimeout(timer);

@@ -49,15 +49,20 @@ def warm_up(preimport, show):
                     pass
 
 
-def run_code(source, namespace, filename):
-    """Runs `source` (text) in `namespace` as a script runs: its exit status, 0 when it ends.
+def run_code(code, namespace, filename, source=None):
+    """Runs `code` (text, or a callable that runs it) in `namespace` as a script runs: its exit
+    status, 0 when it ends.
 
     exit() and sys.exit() end the code, not the program running it, with their status (text
-    goes to stderr, status 1); any other exception prints its traceback without this frame, the
-    code's own lines included.
+    goes to stderr, status 1); any other exception prints its traceback from the code's first
+    frame on (`filename`'s), the code's own lines (`source`) included.
     """
+    source = code if source is None else source
     try:
-        exec(compile(source, filename, "exec"), namespace)
+        if callable(code):
+            code()
+        else:
+            exec(compile(code, filename, "exec"), namespace)
         return 0
     except SystemExit as error:
         if error.code is None:
@@ -69,7 +74,10 @@ def run_code(source, namespace, filename):
     except BaseException as error:
         import linecache, traceback
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+        first = error.__traceback__
+        while first is not None and first.tb_frame.f_code.co_filename != filename:
+            first = first.tb_next
+        traceback.print_exception(type(error), error, first or error.__traceback__.tb_next)
         return 1
 
 
@@ -91,9 +99,13 @@ def output_files():
 class Artifacts:
     """The figures and notes of one run or cell, and the records that return them."""
 
-    def __init__(self):
-        self.figures = []
+    def __init__(self, chart_data=None):
+        self.figures = []  # (PNG bytes, chart data or None)
         self.notes = []
+        # Bytes already returned by this cell's shown results (they share the bytes cap).
+        self.spent = 0
+        # Reads a figure's chart as data (charts.py), where the program returns charts.
+        self.chart_data = chart_data
 
     def show(self, *args, **kwargs):
         # As in a notebook: show() hands the open figures to the chat and closes them.
@@ -115,22 +127,25 @@ class Artifacts:
         for number in plt.get_fignums():
             try:
                 buffer = io.BytesIO()
+                figure = plt.figure(number)
+                chart = self.chart_data(figure) if self.chart_data is not None else None
                 # Cropped to what was drawn, as a notebook shows it: labels are never cut off.
-                plt.figure(number).savefig(buffer, format="png", bbox_inches="tight")
-                self.figures.append(buffer.getvalue())
+                figure.savefig(buffer, format="png", bbox_inches="tight")
+                self.figures.append((buffer.getvalue(), chart))
             except Exception as error:
                 self.notes.append("figure %s could not be saved as PNG: %s" % (number, error))
         plt.close("all")
 
     def clear(self):
         del self.figures[:], self.notes[:]
+        self.spent = 0
 
     def records(self, caps, paths):
         """The records returning the figures, the regular files among `paths` and the notes,
         within `caps` (images, files, bytes of both, notes): `file {json}\\n<bytes>` and
         `note "text"\\n`. What the caps leave out is said in a note."""
         import json, mimetypes, stat
-        budget = caps["bytes"]
+        budget = caps["bytes"] - self.spent
         records = []
 
         def add(meta, data):
@@ -141,13 +156,25 @@ class Artifacts:
             budget -= len(data)
             meta["bytes"] = len(data)
             records.append(b"file " + json.dumps(meta).encode() + b"\n" + data)
+            return True
 
         self.take_open()
-        for index, data in enumerate(self.figures):
+        for index, (data, chart) in enumerate(self.figures):
             if index >= caps["images"]:
                 self.notes.append("%d figures were made; only the first %d were returned" % (len(self.figures), caps["images"]))
                 break
-            add({"kind": "image", "path": "figure-%d.png" % (index + 1), "mediaType": "image/png"}, data)
+            path = "figure-%d.png" % (index + 1)
+            if add({"kind": "image", "path": path, "mediaType": "image/png"}, data) and chart is not None:
+                # The chart's data follows its image, counted against the same bytes.
+                try:
+                    line = json.dumps({"path": path, "chart": chart}, allow_nan=False).encode()
+                except (TypeError, ValueError):
+                    line = None
+                if line is not None and len(line) <= budget:
+                    budget -= len(line)
+                    records.append(b"chart " + line + b"\n")
+                elif line is not None:
+                    self.notes.append("the data of %s was not returned: over the limit for returned images and files" % path)
         returned = 0
         for path in paths:
             relative = os.path.relpath(path, "/tmp")

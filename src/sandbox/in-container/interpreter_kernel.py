@@ -5,10 +5,16 @@
 # CONTROL_FD (read): requests from the supervisor: `<header JSON>\n<code bytes><file bytes>...`.
 # RECORDS_FD (write): messages to the supervisor: `<kind> <length>\n<payload>` with kind `ready`
 # (once, after the pre-imports), `rec` (an artifact record: `file {json}\n<bytes>` or
-# `note "text"\n`) and `done` (the cell's outcome as JSON). The kernel runs the model's code, so
-# the supervisor and the host treat everything it sends as untrusted and check it again.
-import os, sys
-from ai_toolbelt_artifacts import Artifacts, output_files, run_code, warm_up
+# `note "text"\n`, `result {json}\n` for a shown value, `chart {json}\n` for a figure's data) and
+# `done` (the cell's outcome as JSON). The kernel runs the model's code, so the supervisor and the
+# host treat everything it sends as untrusted and check it again.
+#
+# A cell runs as a notebook cell (display.py). On its deadline the supervisor sends SIGINT: the
+# cell gets a KeyboardInterrupt and the state stays; it is killed only if it does not stop.
+import os, signal, sys
+from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
+from ai_toolbelt_charts import chart_data
+from ai_toolbelt_display import install, mime_bundle, run_cell
 
 sys.stdout.reconfigure(line_buffering=True)
 sys.stderr.reconfigure(line_buffering=True)
@@ -28,7 +34,86 @@ def _send(kind, payload=b""):
     _write_all(_RECORDS, kind + b" %d\n" % len(payload) + payload)
 
 
-_artifacts = Artifacts()
+_artifacts = Artifacts(chart_data=chart_data)
+# Caps of the cell running (the request's), for values shown while it runs.
+_cell = {"caps": None, "results": 0, "maxResultChars": 0}
+_running = [False]
+
+
+def _interrupt(signum, frame):
+    # Only the model's code is interrupted: a SIGINT that arrives while the kernel itself sends
+    # records or reads the next request is ignored (the supervisor kills it if the cell does
+    # not end).
+    if _running[0]:
+        raise KeyboardInterrupt
+
+
+def _set_running(value):
+    _running[0] = value
+
+
+def _show(value, main):
+    """Sends a shown value as a `result` record now, so it keeps its place among the prints."""
+    import json
+    caps = _cell["caps"]
+    if caps is None:
+        return  # between cells (a thread the code left running): nobody asked for it
+    for handle in (sys.stdout, sys.stderr):
+        try:
+            handle.flush()
+        except Exception:
+            pass
+    if _cell["results"] >= caps.get("results", 0):
+        if _cell["results"] == caps.get("results", 0):
+            _artifacts.notes.append("more values were shown; only the first %d were returned" % caps.get("results", 0))
+        _cell["results"] += 1
+        return
+    _cell["results"] += 1
+    data, chart, notes = mime_bundle(value, _cell["maxResultChars"], chart_data)
+    _artifacts.notes.extend(notes)
+    result = {"main": bool(main), "data": data}
+    if chart is not None:
+        result["chart"] = chart
+    try:
+        line = json.dumps(result, allow_nan=False).encode()
+    except (TypeError, ValueError):
+        line = json.dumps({"main": bool(main), "data": {"text/plain": data["text/plain"]}}).encode()
+    if _artifacts.spent + len(line) > caps["bytes"]:
+        _artifacts.notes.append("a shown value was not returned: over the limit for returned images and files")
+        return
+    _artifacts.spent += len(line)
+    _send(b"rec", b"result " + line + b"\n")
+
+
+def _seed(seed):
+    """Seeds `random` and NumPy's global generator from the conversation: a replay of its cells
+    in a new interpreter draws the same numbers. NumPy not imported yet is seeded when the code
+    first imports it (importing it here would cost a cell seconds under gVisor)."""
+    import importlib.util, random
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % (1 << 32))
+        return
+
+    class SeedOnImport:
+        def find_spec(self, name, path=None, target=None):
+            if name != "numpy":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec("numpy")
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_and_seed(module):
+                run(module)
+                module.random.seed(seed % (1 << 32))
+
+            spec.loader.exec_module = exec_and_seed
+            return spec
+
+    sys.meta_path.insert(0, SeedOnImport())
 
 
 class _Input:
@@ -95,8 +180,15 @@ def _serve():
         except EOFError:
             return
         os.makedirs("/tmp/outputs", exist_ok=True)
+        if isinstance(request.get("seed"), int):
+            _seed(request["seed"])
         before = output_files()
-        status = run_code(code, main.__dict__, "<cell>")  # exit() ends the cell, as in a notebook
+        # A replayed cell shows nothing: what it showed was returned when it first ran.
+        caps = None if request.get("replay") else request["caps"]
+        _cell.update(caps=caps, results=0, maxResultChars=int(request.get("maxResultChars", 20000)))
+        # exit() ends the cell, as in a notebook
+        status = run_cell(code, main.__dict__, "<cell>", _show, _set_running)
+        _cell["caps"] = None
         for handle in (sys.stdout, sys.stderr):
             try:
                 handle.flush()
@@ -118,6 +210,8 @@ def _serve():
 
 
 warm_up(_PREIMPORT, _artifacts.show)
+install(_show)
+signal.signal(signal.SIGINT, _interrupt)
 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 _send(b"ready")
 _serve()

@@ -9,14 +9,17 @@
 #     kind `hello` (the creator's first request: sets the secret; later ones are ignored) or `cell`
 #     (header {code, files, caps, timeoutMs, maxOutputBytes, replay}; body: code then file bytes).
 #   frame: `\0ATB1 <request id> <type> <length>\n<payload>`, type `out`/`err` (the cell's output as
-#     it arrives), `rec` (an image, file or note), `done` (JSON: exitCode, or status `timeout`,
-#     `output-limit`, `crashed`), or `ready` (request id `-`: the kernel finished its pre-imports).
+#     it arrives), `rec` (an image, file, note, shown value or chart), `done` (JSON: exitCode, or
+#     status `timeout`, `output-limit`, `crashed`; `interrupted` when a timeout left the kernel
+#     alive), or `ready` (request id `-`: the kernel finished its pre-imports).
 # Requests are served one at a time, in order. Requests with the wrong secret are dropped.
 #
-# The supervisor enforces the cell's limits itself (output and record caps, the deadline plus a
-# grace) and exits whenever the kernel dies or is killed, or after IDLE_MS without a request: the
-# container then ends, and the host restores the conversation in a new one. The host checks every
-# limit again: the cells can find this process and signal it.
+# The supervisor enforces the cell's limits itself (output and record caps, the deadline) and exits
+# whenever the kernel dies or is killed, or after IDLE_MS without a request: the container then
+# ends, and the host restores the conversation in a new one. At the deadline the kernel first gets
+# SIGINT (a KeyboardInterrupt in the cell: its state stays); only if the cell has not ended a grace
+# later is it killed. The host checks every limit again: the cells can find this process and
+# signal it.
 import hmac, json, os, selectors, signal, sys, time
 
 try:
@@ -38,7 +41,8 @@ STOPPED = 70
 MAX_HEADER = 1 << 16
 MAX_BODY = 64 << 20
 MAX_RECORD = 64 << 20
-GRACE_S = 2.0
+# How long an interrupted cell has to end before the kernel is killed (the host waits for it).
+INTERRUPT_GRACE_S = 2.0
 
 control_r, control_w = os.pipe()
 records_r, records_w = os.pipe()
@@ -176,7 +180,8 @@ def start_next():
     timeout_s = max(0.001, float(header.get("timeoutMs", 10000)) / 1000)
     current = {
         "id": request_id,
-        "deadline": time.monotonic() + timeout_s + GRACE_S,
+        "deadline": time.monotonic() + timeout_s,
+        "interrupted": False,
         "maxOutputBytes": int(header.get("maxOutputBytes", 1 << 20)),
         "maxRecords": int(header.get("maxRecords", 64)),
         "records": 0,
@@ -190,7 +195,10 @@ def start_next():
         "files": header.get("files", []),
         "caps": header.get("caps", {}),
         "replay": bool(header.get("replay")),
+        "maxResultChars": int(header.get("maxResultChars", 20000)),
     }
+    if isinstance(header.get("seed"), int):
+        kernel_header["seed"] = header["seed"]
     if not pending_control:
         selector.register(control_w, selectors.EVENT_WRITE, "control")
     pending_control.extend(json.dumps(kernel_header).encode() + b"\n" + body)
@@ -214,7 +222,10 @@ def on_record(kind, payload):
             exit_code = int(json.loads(payload)["exitCode"])
         except Exception:
             exit_code = 1
-        end_cell({"exitCode": max(0, min(255, exit_code))})
+        outcome = {"exitCode": max(0, min(255, exit_code))}
+        if current["interrupted"] and exit_code != 0:
+            outcome.update(status="timeout", interrupted=True)
+        end_cell(outcome)
         start_next()
 
 
@@ -252,8 +263,18 @@ while True:
     now = time.monotonic()
     if current is not None:
         wait = current["deadline"] - now
-        if wait <= 0:
+        if wait <= 0 and current["interrupted"]:
             stop_cell("timeout")
+        elif wait <= 0:
+            # Interrupt first: code that handles KeyboardInterrupt (or a C loop that never checks
+            # for signals) gets the grace, then the kill above.
+            try:
+                os.kill(kernel, signal.SIGINT)
+            except OSError:
+                pass
+            current["interrupted"] = True
+            current["deadline"] = now + INTERRUPT_GRACE_S
+            wait = INTERRUPT_GRACE_S
     elif last_activity is None:
         wait = None  # still starting: the host's start deadline bounds this
     else:

@@ -8,17 +8,20 @@ import { fileURLToPath } from 'node:url';
 export type PythonProgram =
   'interpreter_kernel' | 'interpreter_supervisor' | 'run_bootstrap' | 'run_supervisor';
 
-/** Programs that use the shared `artifacts.py` (loaded into them as `ai_toolbelt_artifacts`). */
-const WITH_ARTIFACTS: ReadonlySet<PythonProgram> = new Set(['run_bootstrap', 'interpreter_kernel']);
+/** The shared modules each program imports (`artifacts.py` as `ai_toolbelt_artifacts`, ...), in load order. */
+const MODULES: Partial<Record<PythonProgram, readonly string[]>> = {
+  run_bootstrap: ['artifacts'],
+  interpreter_kernel: ['artifacts', 'charts', 'display'],
+};
 
 const sources = new Map<PythonProgram, string>();
 
 /**
  * The source of one in-container Python program, read from the package on first use. They are
  * Python files (not strings in TypeScript) so that Python tools and host-side tests read them.
- * A program is run as `python3 -c SOURCE`, so the shared module it imports
- * (`ai_toolbelt_artifacts`, from `artifacts.py`) is put in front of it, installed in
- * `sys.modules` before the program's first line.
+ * A program is run as `python3 -c SOURCE`, so the shared modules it imports
+ * (`ai_toolbelt_artifacts` from `artifacts.py`, `ai_toolbelt_display`, `ai_toolbelt_charts`) are
+ * put in front of it, installed in `sys.modules` before the program's first line.
  *
  * @example
  * ```ts
@@ -29,16 +32,18 @@ export function pythonSource(program: PythonProgram): string {
   let source = sources.get(program);
   if (source === undefined) {
     source = read(program);
-    if (WITH_ARTIFACTS.has(program)) {
-      // A JSON string is a valid Python string literal.
-      const artifacts = JSON.stringify(read('artifacts'));
-      source =
-        'import sys as _sys, types as _types\n' +
-        '_module = _types.ModuleType("ai_toolbelt_artifacts")\n' +
-        `exec(compile(${artifacts}, "ai_toolbelt_artifacts", "exec"), _module.__dict__)\n` +
-        '_sys.modules["ai_toolbelt_artifacts"] = _module\n' +
-        'del _sys, _types, _module\n' +
-        source;
+    const modules = MODULES[program] ?? [];
+    if (modules.length > 0) {
+      const loads = modules.map(name => {
+        // A JSON string is a valid Python string literal.
+        const text = JSON.stringify(read(name));
+        return (
+          `_module = _types.ModuleType("ai_toolbelt_${name}")\n` +
+          `_sys.modules["ai_toolbelt_${name}"] = _module\n` +
+          `exec(compile(${text}, "ai_toolbelt_${name}", "exec"), _module.__dict__)\n`
+        );
+      });
+      source = `import sys as _sys, types as _types\n${loads.join('')}del _sys, _types, _module\n${source}`;
     }
     sources.set(program, source);
   }

@@ -30,6 +30,11 @@ export type DockerSandboxOptions = FleetOptions & {
   maxImages?: number;
   /** Files returned per run from /tmp/outputs; more are left out with a note. */
   maxOutputFiles?: number;
+  /**
+   * Values a conversation cell may show (its last expression and `display()` calls), each as a
+   * MIME bundle; more are left out with a note. Their bytes count in `maxArtifactBytes`.
+   */
+  maxResults?: number;
   /** Bytes of all images and files returned by one run. */
   maxArtifactBytes?: number;
   /** Input files accepted per run (`execute`'s `files`). */
@@ -94,6 +99,7 @@ export function resolveDockerSandboxOptions({
   preimport = DEFAULT_PREIMPORT,
   maxImages = 10,
   maxOutputFiles = 20,
+  maxResults = 20,
   maxArtifactBytes = 8 * 1024 * 1024,
   maxInputFiles = 100,
   maxInputBytes = 16 * 1024 * 1024,
@@ -137,6 +143,7 @@ export function resolveDockerSandboxOptions({
     ['maxSessions', maxSessions, 0],
     ['maxImages', maxImages, 0],
     ['maxOutputFiles', maxOutputFiles, 0],
+    ['maxResults', maxResults, 0],
     ['maxArtifactBytes', maxArtifactBytes, 0],
     ['maxInputFiles', maxInputFiles, 0],
     ['maxInputBytes', maxInputBytes, 0],
@@ -159,6 +166,7 @@ export function resolveDockerSandboxOptions({
   }
   return {
     ...{ preimport, maxImages, maxOutputFiles, maxArtifactBytes, maxInputFiles, maxInputBytes },
+    maxResults,
     ...resolveFleetOptions(fleet),
     ...{ image, runtime, unsafeAllowRuncRuntime, memoryBytes, cpus, pidsLimit, tmpfsMiB },
     ...{ defaultTimeoutMs, maxTimeoutMs, maxCodeBytes, maxOutputBytes, dockerTimeoutMs },

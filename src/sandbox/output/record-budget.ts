@@ -15,13 +15,20 @@ export type RecordCaps = {
   bytes: number;
   /** Notes. */
   notes?: number;
-  /** Records of any kind, malformed ones included; default: images + files + notes. */
+  /** Values a cell shows (its last expression, `display()`); their bytes count in `bytes`. Default 0. */
+  results?: number;
+  /**
+   * Records of any kind, malformed ones included; default: images + files + notes + results,
+   * plus one chart record per image when there are results (cells return charts).
+   */
   records?: number;
 };
 
 /** A record as far as the budget cares: its kind, and for images and files its size. */
 export type BudgetedRecord =
-  { kind: 'image' | 'file'; bytes: number } | { kind: 'note' } | { kind: 'malformed' };
+  | { kind: 'image' | 'file' | 'result' | 'chart'; bytes: number }
+  | { kind: 'note' }
+  | { kind: 'malformed' };
 
 type Cap = keyof Required<RecordCaps>;
 
@@ -31,9 +38,10 @@ export function resolveRecordCaps({
   files,
   bytes,
   notes = MAX_RUN_NOTES,
-  records = images + files + notes,
+  results = 0,
+  records = images + files + notes + results + (results > 0 ? images : 0),
 }: RecordCaps): Required<RecordCaps> {
-  return { images, files, bytes, notes, records };
+  return { images, files, bytes, notes, results, records };
 }
 
 /** How each cap is named to users (its option where it has one). */
@@ -42,6 +50,7 @@ const CAP_NAMES: Record<Cap, string> = {
   files: 'files (maxOutputFiles)',
   bytes: 'bytes of images and files (maxArtifactBytes)',
   notes: 'notes',
+  results: 'shown values (maxResults)',
   records: 'records',
 };
 
@@ -66,6 +75,7 @@ export class RecordBudget {
     files: 0,
     bytes: 0,
     notes: 0,
+    results: 0,
     records: 0,
   };
   private passed: Cap | undefined;
@@ -80,6 +90,8 @@ export class RecordBudget {
     const counts: Array<[Cap, number]> = [['records', 1]];
     if (record.kind === 'image') counts.push(['images', 1], ['bytes', record.bytes]);
     else if (record.kind === 'file') counts.push(['files', 1], ['bytes', record.bytes]);
+    else if (record.kind === 'result') counts.push(['results', 1], ['bytes', record.bytes]);
+    else if (record.kind === 'chart') counts.push(['bytes', record.bytes]);
     else if (record.kind === 'note') counts.push(['notes', 1]);
     for (const [cap, n] of counts) {
       if (this.used[cap] + n > this.caps[cap]) {

@@ -120,7 +120,7 @@ function hostInterpreter({ idleMs = 20_000 } = {}) {
     for (const wake of waiting.splice(0)) wake();
   });
   const exited = new Promise<number | null>(resolve => child.on('exit', resolve));
-  const caps = { images: 2, files: 2, bytes: 1000, notes: 5, records: 9 };
+  const caps = { images: 2, files: 2, bytes: 1000, notes: 5, results: 0, records: 9 };
   return {
     exited,
     hello: (secret: string) => child.stdin.write(encodeHello(secret)),
@@ -160,11 +160,13 @@ function hostInterpreter({ idleMs = 20_000 } = {}) {
         parser.push(chunk);
         const done = frames.find(f => f.type === 'done');
         if (done !== undefined || child.exitCode !== null) {
-          const out = frames
-            .filter(f => f.type === 'out')
-            .map(f => (f as { data: Buffer }).data.toString())
-            .join('');
-          return { out, done: done && 'outcome' in done ? done.outcome : undefined };
+          const text = (type: 'out' | 'err') =>
+            frames
+              .filter(f => f.type === type)
+              .map(f => (f as { data: Buffer }).data.toString())
+              .join('');
+          const outcome = done && 'outcome' in done ? done.outcome : undefined;
+          return { out: text('out'), err: text('err'), done: outcome };
         }
         await Promise.race([new Promise<void>(resolve => waiting.push(resolve)), exited]);
       }
@@ -180,16 +182,21 @@ describe('interpreter supervisor and kernel (host python3)', () => {
       interpreter.hello('s');
       expect(await interpreter.cell('x = 41\nprint("hi")')).toEqual({
         out: 'hi\n',
+        err: '',
         done: { exitCode: 0 },
       });
       expect(await interpreter.cell('print(x + 1)')).toEqual({
         out: '42\n',
+        err: '',
         done: { exitCode: 0 },
       });
       expect((await interpreter.cell('raise SystemExit(3)')).done).toEqual({ exitCode: 3 });
       // A request with another secret is dropped: nothing answers it, the next one is served.
       interpreter.send('print("never")', { secret: 'other' });
-      expect(await interpreter.cell('print(x)')).toEqual({ out: '41\n', done: { exitCode: 0 } });
+      expect(await interpreter.cell('print(x)')).toMatchObject({
+        out: '41\n',
+        done: { exitCode: 0 },
+      });
       const loud = await interpreter.cell('print("y" * 5000)', { maxOutputBytes: 1000 });
       expect(loud.done).toEqual({ status: 'output-limit' });
       // Not 0, which the host reads as the idle expiry.
@@ -199,11 +206,26 @@ describe('interpreter supervisor and kernel (host python3)', () => {
     }
   });
 
-  it('kills a cell past its deadline (plus a grace) even with no host watching', async () => {
+  it('interrupts a cell at its deadline: the kernel and its state live on', async () => {
     const interpreter = hostInterpreter();
     try {
       interpreter.hello('s');
+      await interpreter.cell('kept = 3');
       const stuck = await interpreter.cell('while True: pass', { timeoutMs: 200 });
+      expect(stuck.done).toEqual({ status: 'timeout', exitCode: 1, interrupted: true });
+      expect(stuck.err).toContain('KeyboardInterrupt');
+      expect((await interpreter.cell('print(kept)')).out).toBe('3\n');
+    } finally {
+      interpreter.stop();
+    }
+  });
+
+  it('kills a cell that ignores the interrupt, a grace later, even with no host watching', async () => {
+    const interpreter = hostInterpreter();
+    try {
+      interpreter.hello('s');
+      const code = 'import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass';
+      const stuck = await interpreter.cell(code, { timeoutMs: 200 });
       expect(stuck.done).toEqual({ status: 'timeout' });
       expect(await interpreter.exited).toBe(70);
     } finally {

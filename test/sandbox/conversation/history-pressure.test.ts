@@ -134,7 +134,10 @@ describeSandbox('conversation history under pressure (real engine)', () => {
   it('a cell that ends its interpreter tells the model its variables are gone, and what comes back', async () => {
     const conversation = conversationOf();
     await sandbox.executeCell('v = 1', { conversation });
-    const ended = await sandbox.executeCell('import time\ntime.sleep(10)', {
+    // It ignores the interrupt at its deadline, so its interpreter is killed.
+    const stubborn =
+      'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(10)';
+    const ended = await sandbox.executeCell(stubborn, {
       conversation,
       timeoutMs: 1_000,
     });

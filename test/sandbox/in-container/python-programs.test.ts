@@ -23,6 +23,8 @@ describe('in-container Python programs', () => {
   it('are all there, and compile', () => {
     expect(programs.sort()).toEqual([
       'artifacts.py',
+      'charts.py',
+      'display.py',
       'interpreter_kernel.py',
       'interpreter_supervisor.py',
       'run_bootstrap.py',

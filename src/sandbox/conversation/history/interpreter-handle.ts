@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+
 /** A cell kept for restoring (it succeeded when it ran). */
 export type KeptCell = {
   /** The cell's number in the conversation. */
@@ -64,6 +66,8 @@ export type InterpreterHandle = {
   absent: string[];
   /** Restores in a row that a kept cell ended; at the second, the history is given up. */
   failedRestores: number;
+  /** Seeds `random` and NumPy in each new interpreter of the conversation, so replays repeat their draws. */
+  seed: number;
 };
 
 /**
@@ -105,5 +109,6 @@ export function newHandle({
     inputs: (previous?.inputs ?? []).map(input => ({ ...input })),
     absent: [],
     failedRestores: previous?.failedRestores ?? 0,
+    seed: previous?.seed ?? randomInt(2 ** 31),
   };
 }

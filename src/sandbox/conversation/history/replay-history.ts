@@ -17,6 +17,8 @@ export type ReplayOutcome = {
   absent: string[];
   /** The interpreter ended during the replay (a cell timed out, crashed or ran out of memory again). */
   ended: boolean;
+  /** A replayed cell carried the conversation's seed (else the next cell must). */
+  seeded: boolean;
 };
 
 /**
@@ -82,6 +84,7 @@ export async function replayHistory({
   };
   let cells = 0;
   let skipped = 0;
+  let seeded = false;
   let ended = false;
   const failed: InterpreterRestore['failed'] = [];
   for (const cell of handle.cells) {
@@ -89,13 +92,13 @@ export async function replayHistory({
       skipped++;
       continue;
     }
+    const seed = seeded ? {} : { seed: handle.seed };
+    seeded = true;
     const run = await runCell({
       container: placed.container,
       secret: placed.secret,
       request: {
-        ...limits,
-        timeoutMs: cell.timeoutMs,
-        code: cell.code,
+        ...{ ...limits, ...seed, timeoutMs: cell.timeoutMs, code: cell.code },
         files: await load(cell.n),
         replay: true,
       },
@@ -119,7 +122,7 @@ export async function replayHistory({
     ms: Math.round(performance.now() - startedAt),
     summary: '',
   };
-  return { restore, pendingFiles, absent: [...absent], ended };
+  return { restore, pendingFiles, absent: [...absent], ended, seeded };
 }
 
 /** The restore record's line for the model, once the outcome of the replay is known. */

@@ -54,8 +54,9 @@ export function restoreSummary({
       : `Python state restored by re-running ${restore.cells === kept ? '' : `${restore.cells} of `}${plural(kept, 'earlier cell')} (${why})`,
   ];
   for (const { cell, status, error } of restore.failed.slice(0, NAMED_FAILURES)) {
+    const line = error.length > 120 ? `${error.slice(0, 119)}…` : error;
     parts.push(
-      `cell ${cell} failed when re-run (${status}: ${error}), so what it defined is missing`,
+      `cell ${cell} failed when re-run (${status}: ${line}), so what it defined is missing`,
     );
   }
   const unnamed = restore.failed.length - NAMED_FAILURES;
@@ -73,13 +74,19 @@ export function restoreSummary({
   if (restore.missingFiles.length > 0) {
     parts.push(`input files not restored: ${restore.missingFiles.join(', ')}`);
   }
-  return cap(`${parts.join('; ')}.`);
+  // Said last, so a long list above is what the cap cuts, not this.
+  const differs =
+    restore.cells > 0
+      ? ' Random draws repeat (random and NumPy are seeded per conversation); the clock, ' +
+        'os.urandom, uuid4 and anything read from outside may differ.'
+      : '';
+  return `${cap(`${parts.join('; ')}.`, MAX_SUMMARY_CHARS - differs.length)}${differs}`;
 }
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function cap(text: string): string {
-  return text.length <= MAX_SUMMARY_CHARS ? text : `${text.slice(0, MAX_SUMMARY_CHARS - 1)}…`;
+function cap(text: string, max = MAX_SUMMARY_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

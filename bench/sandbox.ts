@@ -17,8 +17,9 @@
 //     process left after every sandbox is closed;
 // - sizing (sizing.json): CPU-seconds per start with and without pre-imports, idle MiB;
 // - data (data-stack.json): a pandas + chart snippet cold, warm, and warm with pre-imports;
-// - conversation (conversation.json): conversation interpreters against warm one-shot runs, and a
-//   burst of 50 new conversations from 50 users against maxInterpreters 8.
+// - conversation (conversation.json): conversation interpreters against warm one-shot runs, a
+//   burst of 50 new conversations from 50 users against maxInterpreters 8, and notebook cells
+//   (the display machinery's cost; interrupting a cell against killing it and replaying).
 // Prints one JSON line per measurement.
 // Usage: node bench/sandbox.ts [--runs 30] [--seconds 10] [--rounds 3] [--warmup-runs 8]
 //   [--starts 2] [--sizing-starts 6] [--data-runs 8] [--restores 3]
@@ -30,6 +31,7 @@ import { listSandboxContainers } from '../src/internal.ts';
 import { benchResults } from './bench-results.ts';
 import { benchConversation } from './conversation.ts';
 import { benchConversationBurst } from './conversation-burst.ts';
+import { benchNotebookCells } from './notebook-cells.ts';
 import { benchDataStack } from './data-stack.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
@@ -199,6 +201,7 @@ if (wanted('conversation')) {
   const restores = Number(values.restores);
   file.row((await benchConversation({ docker, image, runs, restores })) as Record<string, unknown>);
   file.row(await benchConversationBurst({ docker, image }));
+  file.row(await benchNotebookCells({ docker, image, runs }));
   await file.save();
 }
 const leaked = await listSandboxContainers({ docker, pid: process.pid });

@@ -10,6 +10,8 @@ const n = (row: Row, field: string): number => {
   return value;
 };
 const latency = (results: Results) => results.row('sandbox', { case: 'latency' });
+const displayRunner = (results: Results) =>
+  results.row('display-runner', { bench: 'display-runner' });
 const throughput = (results: Results) => results.row('sandbox', { case: 'throughput' });
 const sizing = (results: Results, preimport: boolean) =>
   results.row('sizing', { bench: 'sizing', preimport });
@@ -164,6 +166,7 @@ function dataStackSummary(results: Results): string {
 function conversationTable(results: Results): string {
   const c = results.row('conversation', { bench: 'conversation' });
   const b = results.row('conversation', { bench: 'conversation-burst' });
+  const nb = results.row('conversation', { bench: 'notebook-cells' });
   return [
     table(
       ['metric', 'value'],
@@ -198,6 +201,14 @@ function conversationTable(results: Results): string {
         [
           'that burst: host memory peak over its level before / containers left after close()',
           `${mib(n(b, 'hostMemoryPeakMiB'))} / ${n(b, 'leftAfterClose')}`,
+        ],
+        [
+          'notebook cells: the display machinery per cell in the kernel (split, show the value) / a cell showing `df.head()` (text and HTML), p50',
+          `${num(n(nb, 'displayUsPerCell'))} µs / ${ms(n(nb, 'shownCellP50Ms'))}`,
+        ],
+        [
+          `the cell after one interrupted at its timeout / after one killed (replay of ${n(nb, 'earlierCells')} cells), medians of ${n(nb, 'rounds')}`,
+          `${ms(n(nb, 'nextAfterInterruptMs'))} / ${ms(n(nb, 'nextAfterKillMs'))} (${ratio(n(nb, 'interruptOverKill'))}; over a plain cell: ${ms(n(nb, 'interruptCostMs'))} / ${ms(n(nb, 'killCostMs'))})`,
         ],
       ],
     ),
@@ -287,5 +298,8 @@ export const sandboxFigures: Renderers = {
       cpuSeconds(n(preimportCost(results), 'cpuSecondsPerPreimport')),
     'sizing-idle-bare': results => mib(n(sizing(results, false), 'idleMiB')),
     'sizing-idle-preimported': results => mib(n(sizing(results, true), 'idleMiB')),
+    'display-runner-cell': results => `${n(displayRunner(results), 'runnerCellMs')} ms`,
+    'display-ipython-cell': results => `${n(displayRunner(results), 'ipythonCellMs')} ms`,
+    'display-ipython-import': results => ms(n(displayRunner(results), 'ipythonImportAndShellMs')),
   },
 };

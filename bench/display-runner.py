@@ -1,0 +1,67 @@
+# The kernel's notebook runner (src/sandbox/in-container/display.py) against IPython's own
+# machinery, on the host (no gVisor; needs IPython importable): per-cell cost over the same 1,000
+# cells (4 sources, 250 times: assignments, a shown value, a print), and what importing IPython
+# and creating its shell costs once. Prints the row as one JSON line and writes it, with the
+# machine's facts, to bench/results/display-runner.json; issue 35 chose the runner by it.
+#   python3 bench/display-runner.py
+import contextlib, datetime, io, json, os, platform, sys, time, types
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "sandbox", "in-container")
+for name in ("artifacts", "display"):
+    module = types.ModuleType("ai_toolbelt_" + name)
+    sys.modules["ai_toolbelt_" + name] = module
+    with open(os.path.join(HERE, name + ".py")) as source:
+        exec(compile(source.read(), name, "exec"), module.__dict__)
+display = sys.modules["ai_toolbelt_display"]
+
+CELLS = ["x = 1", "x + 1", "y = [i for i in range(100)]\nlen(y)", "print('a')"] * 250
+namespace = {"__builtins__": __builtins__}
+
+
+def show(value, main):
+    display.mime_bundle(value, 20000)
+
+
+start = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    for cell in CELLS:
+        display.run_cell(cell, namespace, "<cell>", show, lambda flag: None)
+runner_ms = (time.perf_counter() - start) * 1000 / len(CELLS)
+
+start = time.perf_counter()
+from IPython import __version__ as ipython_version  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+shell = InteractiveShell.instance()
+import_ms = (time.perf_counter() - start) * 1000
+start = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    for cell in CELLS:
+        shell.run_cell(cell, store_history=False)
+ipython_ms = (time.perf_counter() - start) * 1000 / len(CELLS)
+
+row = {
+    "bench": "display-runner",
+    "python": platform.python_version(),
+    "ipython": ipython_version,
+    "cells": len(CELLS),
+    "runnerCellMs": round(runner_ms, 3),
+    "ipythonCellMs": round(ipython_ms, 3),
+    "ipythonImportAndShellMs": round(import_ms, 1),
+}
+print(json.dumps(row))
+results = {
+    "name": "display-runner",
+    "command": "python3 bench/display-runner.py",
+    "args": [],
+    "machine": {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load": os.getloadavg()[0],
+    },
+    "notes": ["on the host, not in the sandbox: IPython is not in the image"],
+    "rows": [row],
+}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "display-runner.json"), "w") as out:
+    json.dump(results, out, indent=2)
+    out.write("\n")

@@ -13,3 +13,4 @@ export * from './retrieval/index.ts';
 export * from './telemetry/index.ts';
 // Types only: the sandbox implementation (dockerode) stays behind `ai-toolbelt/sandbox`.
 export type * from './sandbox/types.ts';
+export type * from './sandbox/chart-types.ts';

@@ -1,6 +1,7 @@
 // ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does
 // not. Its errors are also exported here (the same classes as the root entry's).
 export type * from './types.ts';
+export type * from './chart-types.ts';
 export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './options/default-image.ts';
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './options/docker-sandbox-options.ts';

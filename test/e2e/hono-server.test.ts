@@ -17,6 +17,8 @@ import {
   csvFollowUpScenario,
 } from './support/csv-scenario.ts';
 import { playFollowUp } from './support/play-follow-up.ts';
+import { playResultsScenario } from './support/play-results.ts';
+import { resultsScenario } from './support/results-scenario.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -106,6 +108,16 @@ describeE2E('hono-server example in a browser', () => {
     await page.screenshot({
       path: join(root, 'test-results/e2e/hono-server-follow-up.png'),
       fullPage: true,
+    });
+  }, 180_000);
+
+  it('shows what python cells showed: live output, a describe() table, a chart drawn from its data, hostile HTML sanitised', async () => {
+    fake.setScript(resultsScenario());
+    await using browser = await launchChromium();
+    await playResultsScenario({
+      context: browser.context,
+      url: app.ready[1]!,
+      screenshot: join(root, 'test-results/e2e/hono-server-results.png'),
     });
   }, 180_000);
 });

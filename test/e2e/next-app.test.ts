@@ -19,6 +19,8 @@ import { launchChromium } from './support/chromium.ts';
 import { describeE2E } from './support/describe-e2e.ts';
 import { CSV_QUESTION, SALES_CSV, csvFollowUpScenario } from './support/csv-scenario.ts';
 import { playFollowUp } from './support/play-follow-up.ts';
+import { playResultsScenario } from './support/play-results.ts';
+import { resultsScenario } from './support/results-scenario.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { notesScenario, playSignInScenario } from './support/play-sign-in.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
@@ -118,6 +120,16 @@ describeE2E('next-app example in a browser', () => {
     await page.screenshot({
       path: join(root, 'test-results/e2e/next-app-follow-up.png'),
       fullPage: true,
+    });
+  }, 180_000);
+
+  it('shows what python cells showed: live output, a describe() table, a chart drawn from its data, hostile HTML sanitised', async () => {
+    fake.setScript(resultsScenario());
+    await using browser = await launchChromium();
+    await playResultsScenario({
+      context: browser.context,
+      url: app.ready[1]!,
+      screenshot: join(root, 'test-results/e2e/next-app-results.png'),
     });
   }, 180_000);
 

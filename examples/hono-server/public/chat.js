@@ -1,7 +1,9 @@
 // The chat page: sends the conversation to POST /api/chat and renders the
 // streamed answer: which tools each model call was offered, tool calls, every
-// python attempt (the server's `data-repair` parts) and the text.
+// python attempt (the server's `data-repair` parts, see python-parts.js) and the text.
+import { el } from './dom.js';
 import { renderMcpPart } from './mcp-parts.js';
+import { renderPythonCall, renderRepair } from './python-parts.js';
 import { MessageBuilder, readChatResponse } from './ui-stream.js';
 
 const $ = selector => document.querySelector(selector);
@@ -11,14 +13,6 @@ const transcript = [];
 // One id per chat (this page load), sent with every message: python's variables live per chat.
 const chatId = crypto.randomUUID();
 let pending = false;
-
-/** Creates an element with a class and text. */
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function short(value, max = 400) {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -42,57 +36,6 @@ function renderSelection({ step, selected, dropped, ms, retrieval }) {
   return row;
 }
 
-function renderRepair({ state, attempt, error, next, stdout, status, restored }) {
-  const row = el('div', 'repair');
-  row.dataset.state = state;
-  const label = {
-    running: `Python attempt ${attempt}: running…`,
-    failed: `Python attempt ${attempt} failed (${status})${next === 'repair' ? ' — repairing' : ' — giving up'}`,
-    repairing: `Python attempt ${attempt}: writing a fix…`,
-    success: `Python attempt ${attempt} succeeded`,
-  }[state];
-  row.append(el('strong', '', label));
-  // The chat's interpreter had ended (idle, killed): python says how its state came back.
-  if (restored) row.append(el('div', 'note restored', restored));
-  if (state === 'failed') row.append(el('pre', 'attempt-error', error));
-  if (state === 'success') row.append(el('pre', 'attempt-output', stdout || '(no output)'));
-  return row;
-}
-
-function formatBytes(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  return bytes < 1024 * 1024
-    ? `${(bytes / 1024).toFixed(1)} KB`
-    : `${(bytes / 1048576).toFixed(1)} MB`;
-}
-
-// What a successful python run returned: charts (PNG only, shown inline), files (offered as
-// downloads, never rendered: the sandbox decides their contents) and the caps' notes.
-function renderArtifacts(output) {
-  if (output?.state !== 'success') return [];
-  const nodes = [];
-  for (const image of output.images ?? []) {
-    if (image.mediaType !== 'image/png') continue;
-    const figure = el('figure', 'chart');
-    const img = el('img');
-    img.alt = `${image.name} (${image.width}×${image.height})`;
-    img.width = image.width;
-    img.height = image.height;
-    img.src = image.url ?? `data:image/png;base64,${image.data}`;
-    figure.append(img);
-    nodes.push(figure);
-  }
-  for (const file of output.files ?? []) {
-    const name = file.name.split('/').pop();
-    const link = el('a', 'download', `Download ${name} (${formatBytes(file.size)})`);
-    link.href = file.url ?? `data:application/octet-stream;base64,${file.data}`;
-    link.download = name;
-    nodes.push(link);
-  }
-  for (const note of output.notes ?? []) nodes.push(el('div', 'note', note));
-  return nodes;
-}
-
 // MCP results arrive as { content: [{ type: 'text', text }] }; show their text.
 function outputText(output) {
   return Array.isArray(output?.content)
@@ -102,16 +45,8 @@ function outputText(output) {
 
 function renderTool(part, repairs) {
   const name = part.type === 'dynamic-tool' ? part.toolName : part.type.slice(5);
-  if (name === 'python') {
-    // The code, then each attempt of this call (the server's data-repair parts).
-    const box = el('div', 'python');
-    const code = el('details', 'tool');
-    code.append(el('summary', '', 'Python code'), el('pre', '', part.input?.code ?? ''));
-    box.append(code, ...repairs.map(renderRepair), ...renderArtifacts(part.output));
-    if (repairs.length === 0 && part.state === 'output-error')
-      box.append(el('pre', 'error', part.errorText));
-    return box;
-  }
+  // The code, then each attempt of this call (the server's data-repair parts) and its results.
+  if (name === 'python') return renderPythonCall(part, repairs);
   const box = el('details', 'tool');
   box.dataset.tool = name;
   const summary = el('summary', '', `Tool ${name} `);

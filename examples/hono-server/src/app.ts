@@ -56,12 +56,24 @@ const SYSTEM =
 const MAX_SEARCH_CHARS = 500;
 
 const PUBLIC = new URL('../public/', import.meta.url);
+const JS = 'text/javascript; charset=utf-8';
 const ASSETS: Record<string, string> = {
-  'chat.js': 'text/javascript; charset=utf-8',
-  'ui-stream.js': 'text/javascript; charset=utf-8',
-  'mcp-parts.js': 'text/javascript; charset=utf-8',
+  'chat.js': JS,
+  'ui-stream.js': JS,
+  'mcp-parts.js': JS,
+  'dom.js': JS,
+  'python-parts.js': JS,
+  'python-results.js': JS,
+  'safe-html.js': JS,
+  'chart-svg.js': JS,
+  'chart-layout.js': JS,
+  'purify.es.mjs': JS,
   'mcp.css': 'text/css; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
+};
+// The page has no bundler: DOMPurify's ES module is served as published, from node_modules.
+const FROM_PACKAGES: Record<string, URL> = {
+  'purify.es.mjs': new URL(import.meta.resolve('dompurify')),
 };
 
 /**
@@ -105,7 +117,8 @@ export function createApp({
     const file = c.req.param('file');
     const type = ASSETS[file];
     if (type === undefined) return c.notFound();
-    return c.body(await readFile(new URL(file, PUBLIC), 'utf8'), 200, { 'content-type': type });
+    const url = FROM_PACKAGES[file] ?? new URL(file, PUBLIC);
+    return c.body(await readFile(url, 'utf8'), 200, { 'content-type': type });
   });
 
   app.get('/healthz', c =>

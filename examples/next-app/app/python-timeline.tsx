@@ -2,6 +2,7 @@
 
 import type { PythonToolOutput, ToolbeltUIMessage } from 'ai-toolbelt';
 import { useRef } from 'react';
+import { CellResults, Figure, shownImages } from './python-results';
 
 type PythonPart = Extract<ToolbeltUIMessage['parts'][number], { type: 'tool-python' }>;
 
@@ -27,8 +28,9 @@ export function usePythonHistory(messages: ToolbeltUIMessage[]): PythonHistory {
 }
 
 /**
- * One python call as a timeline: each attempt running, failed (with the
- * trimmed error the model sees), being repaired, or succeeded (with its output).
+ * One python call as a timeline: each attempt running (with what it printed so far), failed
+ * (with the trimmed error the model sees), being repaired, or succeeded (with its output, the
+ * values the cell showed and its figures).
  */
 export function PythonTimeline({ part, history }: { part: PythonPart; history: PythonHistory }) {
   const attempts = [...(history.get(part.toolCallId)?.values() ?? [])].sort(
@@ -73,6 +75,8 @@ function Attempt({ output }: { output: PythonToolOutput }) {
       return (
         <div className="repair" data-state="running">
           <strong>Python attempt {output.attempt}: running…</strong>
+          {/* What it printed so far, streamed while the cell runs. */}
+          {output.output ? <pre className="attempt-live">{output.output}</pre> : null}
         </div>
       );
     case 'failed':
@@ -98,6 +102,7 @@ function Attempt({ output }: { output: PythonToolOutput }) {
           {/* The chat's interpreter had ended (idle, killed): python says how its state came back. */}
           {output.restored ? <div className="note restored">{output.restored}</div> : null}
           <pre className="attempt-output">{output.stdout || '(no output)'}</pre>
+          <CellResults output={output} />
           <Artifacts output={output} />
         </div>
       );
@@ -105,24 +110,18 @@ function Attempt({ output }: { output: PythonToolOutput }) {
 }
 
 /**
- * Charts (PNG only) inline; files as downloads, never rendered (the sandbox decides their
- * contents, so they are served as application/octet-stream); the caps' notes.
+ * Figures no shown value drew already (from their chart data, or the PNG); files as downloads,
+ * never rendered (the sandbox decides their contents, so they are served as
+ * application/octet-stream); the caps' notes.
  */
 function Artifacts({ output }: { output: Extract<PythonToolOutput, { state: 'success' }> }) {
+  const shown = shownImages(output);
   return (
     <>
       {(output.images ?? [])
-        .filter(image => image.mediaType === 'image/png')
+        .filter(image => image.mediaType === 'image/png' && !shown.has(image.name))
         .map(image => (
-          <figure key={image.name} className="chart">
-            {/* eslint-disable-next-line @next/next/no-img-element -- a data URL from the sandbox */}
-            <img
-              alt={`${image.name} (${image.width}×${image.height})`}
-              width={image.width}
-              height={image.height}
-              src={image.url ?? `data:image/png;base64,${image.data}`}
-            />
-          </figure>
+          <Figure key={image.name} image={image} />
         ))}
       {(output.files ?? []).map(file => {
         const name = file.name.split('/').pop()!;

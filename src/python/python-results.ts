@@ -1,3 +1,4 @@
+import type { JSONValue } from 'ai';
 import type { SandboxDisplayResult, SandboxImage } from '../sandbox/types.ts';
 import { base64ByteLength, decodeBase64Into } from '../util/base64.ts';
 
@@ -25,7 +26,7 @@ export type PythonResult = {
   /** LaTeX source. */
   latex?: string;
   /** A JSON value. */
-  json?: unknown;
+  json?: JSONValue;
   /** A shown image (or matplotlib figure): the name of its entry in the output's `images`. */
   image?: string;
 };
@@ -53,7 +54,8 @@ export function toPythonResults({
     if (data['text/markdown'] !== undefined) result.markdown = data['text/markdown'];
     if (data['image/svg+xml'] !== undefined) result.svg = data['image/svg+xml'];
     if (data['text/latex'] !== undefined) result.latex = data['text/latex'];
-    if (data['application/json'] !== undefined) result.json = data['application/json'];
+    // The host parsed it from JSON: it is one.
+    if (data['application/json'] !== undefined) result.json = data['application/json'] as JSONValue;
     const png = data['image/png'] === undefined ? undefined : decode(data['image/png']);
     const size = png === undefined ? undefined : pngDimensions(png);
     if (png !== undefined && size !== undefined) {

@@ -21,6 +21,8 @@ export type PythonToolOutput =
       code: string;
       /** What the code printed so far (the last 2,000 characters), streamed while it runs. */
       output?: string;
+      /** Values a notebook cell showed so far (their images come with the result). */
+      results?: PythonResult[];
     }
   | ({
       state: 'failed';

@@ -186,11 +186,13 @@ export function pythonTool({
         const running = traced.within(() =>
           runPython({
             ...{ sandbox, code: current, conversation, files, timeoutMs, abortSignal },
-            ...{ onOutput: live.push, call: { toolCallId, messages, context } },
+            ...{ onOutput: live.push, onResult: live.pushResult },
+            call: { toolCallId, messages, context },
           }),
         );
-        for await (const output of live.until(running)) {
-          yield emit({ state: 'running', attempt, code: current, output });
+        for await (const { output, results } of live.until(running)) {
+          const shown = results.length > 0 ? { results } : {};
+          yield emit({ state: 'running', attempt, code: current, output, ...shown });
         }
         try {
           result = await running;

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors/invalid-argument-error.ts';
 import type {
   SandboxCellResult,
   SandboxConversation,
+  SandboxDisplayResult,
   SandboxInputFile,
   SandboxOutputChunk,
 } from '../sandbox/types.ts';
@@ -60,6 +61,7 @@ export async function runPython({
   timeoutMs,
   abortSignal,
   onOutput,
+  onResult,
   call,
 }: {
   /** Where the code runs. */
@@ -81,6 +83,8 @@ export async function runPython({
   abortSignal: AbortSignal | undefined;
   /** What the code prints, as it prints it. */
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+  /** What a notebook cell shows, as it shows it. */
+  onResult?: ((result: SandboxDisplayResult) => void) | undefined;
   /** The tool call. */
   call: { toolCallId: string; messages: ModelMessage[]; context: unknown };
 }): Promise<
@@ -100,5 +104,6 @@ export async function runPython({
   const owner = typeof conversation === 'function' ? conversation(call) : conversation;
   if (owner === undefined) return await sandbox.execute(code, options);
   checkConversationSupport(sandbox, owner);
-  return await sandbox.executeCell!(code, { ...options, conversation: owner });
+  const shown = onResult ? { onResult } : {};
+  return await sandbox.executeCell!(code, { ...options, ...shown, conversation: owner });
 }

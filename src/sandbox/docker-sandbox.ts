@@ -226,7 +226,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
    */
   async executeCell(code: string, options: SandboxCellOptions): Promise<SandboxCellResult> {
     if (this.closed) throw new SandboxClosedError();
-    const { abortSignal, onOutput, conversation } = options ?? ({} as SandboxCellOptions);
+    const { abortSignal, onOutput, onResult, conversation } = options ?? ({} as SandboxCellOptions);
     checkConversation(conversation);
     const { timeoutMs, files } = checkRunArguments({
       code,
@@ -241,7 +241,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
       run: trace =>
         this.track(abortSignal, signal =>
           this.interpreters.run({
-            ...{ code, conversation, files, timeoutMs, onOutput, trace },
+            ...{ code, conversation, files, timeoutMs, onOutput, onResult, trace },
             abortSignal: signal,
           }),
         ),

@@ -195,6 +195,8 @@ export type SandboxConversation = {
 export type SandboxCellOptions = SandboxExecuteOptions & {
   /** The conversation whose interpreter runs the cell. */
   conversation: SandboxConversation;
+  /** Called with each value the cell shows, as it shows it (checked and capped as in `results`). */
+  onResult?: (result: SandboxDisplayResult) => void;
 };
 
 /**

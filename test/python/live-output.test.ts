@@ -15,7 +15,7 @@ describe('LiveOutput', () => {
     })();
     const updates: string[] = [];
     const started = Date.now();
-    for await (const text of live.until(run)) updates.push(text);
+    for await (const { output } of live.until(run)) updates.push(output);
     const elapsed = Date.now() - started;
     expect(printing).toBe(false);
     expect(updates.length).toBeGreaterThan(1);
@@ -29,7 +29,7 @@ describe('LiveOutput', () => {
     const failed = Promise.reject(new Error('engine down'));
     failed.catch(() => {});
     const updates: string[] = [];
-    for await (const text of live.until(failed)) updates.push(text);
+    for await (const { output } of live.until(failed)) updates.push(output);
     expect(updates).toEqual([]);
   });
 });

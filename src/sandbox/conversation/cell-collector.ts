@@ -43,18 +43,23 @@ export class CellCollector {
   private truncated = false;
   private readonly request: CellRequest;
   private readonly onOutput: ((chunk: SandboxOutputChunk) => void) | undefined;
+  private readonly onResult: ((result: SandboxDisplayResult) => void) | undefined;
 
   constructor({
     request,
     onOutput,
+    onResult,
   }: {
     /** The cell's caps. */
     request: CellRequest;
     /** Output as it arrives. */
     onOutput: ((chunk: SandboxOutputChunk) => void) | undefined;
+    /** Shown values as they arrive, checked. */
+    onResult?: ((result: SandboxDisplayResult) => void) | undefined;
   }) {
     this.request = request;
     this.onOutput = onOutput;
+    this.onResult = onResult;
     this.budget = new RecordBudget(request.caps);
     for (const stream of Object.values(this.streams)) {
       stream.buffer = new ByteBuffer({ maxBytes: request.maxOutputBytes });
@@ -144,6 +149,7 @@ export class CellCollector {
       if (!this.budget.admit({ kind: 'result', bytes })) return false;
       this.artifactBytes += bytes;
       this.results.push(result);
+      this.onResult?.(result);
       return true;
     }
     const { path, chart } = (value ?? {}) as { path?: unknown; chart?: unknown };

@@ -7,6 +7,7 @@ import type {
   InterpreterRestore,
   SandboxCellResult,
   SandboxConversation,
+  SandboxDisplayResult,
   SandboxOutputChunk,
   SandboxResult,
 } from '../types.ts';
@@ -34,6 +35,7 @@ export type CellCall = {
   timeoutMs: number;
   abortSignal: AbortSignal;
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+  onResult?: ((result: SandboxDisplayResult) => void) | undefined;
   /** Hears where the cell runs (telemetry); undefined when nobody listens. */
   trace?: RunTrace | undefined;
 };
@@ -256,7 +258,7 @@ export class ConversationInterpreters {
     /** The conversation's seed, for a new interpreter no replayed cell has seeded. */
     seed?: number;
   }): Promise<SandboxCellResult> {
-    const { owner, code, abortSignal, onOutput, limits } = call;
+    const { owner, code, abortSignal, onOutput, onResult, limits } = call;
     const unrecorded = async <T>(work: () => Promise<T>): Promise<T> => {
       try {
         return await work();
@@ -279,6 +281,7 @@ export class ConversationInterpreters {
         dockerTimeoutMs: this.dockerTimeoutMs,
         abortSignal,
         onOutput,
+        onResult,
       });
     } catch (error) {
       // Killed on abort, or its engine failed: either way not to be used again.

@@ -65,6 +65,7 @@ export async function runCell({
   dockerTimeoutMs,
   abortSignal,
   onOutput,
+  onResult,
 }: {
   /** The interpreter's container. */
   container: Docker.Container;
@@ -78,6 +79,8 @@ export async function runCell({
   abortSignal?: AbortSignal | undefined;
   /** Output as it arrives. */
   onOutput?: ((chunk: SandboxOutputChunk) => void) | undefined;
+  /** Shown values as they arrive. */
+  onResult?: ((result: SandboxDisplayResult) => void) | undefined;
 }): Promise<CellRun> {
   abortSignal?.throwIfAborted();
   const startedAt = performance.now();
@@ -86,9 +89,11 @@ export async function runCell({
   let finish: (ending: Ending) => void = () => {};
   const ending = new Promise<Ending>(resolve => (finish = resolve));
   // What the caller's callback throws ends the cell (the interpreter is killed) and is rethrown.
+  const abort = (error: unknown) => finish({ kind: 'abort', reason: error });
   const collected = new CellCollector({
     request,
-    onOutput: guardedCallback(onOutput, error => finish({ kind: 'abort', reason: error })),
+    onOutput: guardedCallback(onOutput, abort),
+    onResult: guardedCallback(onResult, abort),
   });
   const parser = new CellFrameParser({
     requestId,

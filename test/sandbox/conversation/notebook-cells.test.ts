@@ -205,18 +205,24 @@ describeSandbox('notebook cells: interrupt, kill, seeded replay (real engine)', 
     expect(theirs.stdout.trim()).not.toBe(first.stdout.split(' ')[0]);
   });
 
-  it('output reaches onOutput while the cell runs', async () => {
+  it('output and shown values reach onOutput and onResult while the cell runs', async () => {
     const conversation = conversationOf();
     const seen: Array<{ text: string; at: number }> = [];
-    const cell = sandbox.executeCell(
-      "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second')",
-      { conversation, onOutput: chunk => seen.push({ text: chunk.text, at: Date.now() }) },
+    const shownAt: Array<{ text: string; at: number }> = [];
+    const result = await sandbox.executeCell(
+      "import time\nprint('first', flush=True)\ndisplay('early')\ntime.sleep(1.5)\nprint('second')",
+      {
+        conversation,
+        onOutput: chunk => seen.push({ text: chunk.text, at: Date.now() }),
+        onResult: shown => shownAt.push({ text: shown.data['text/plain'], at: Date.now() }),
+      },
     );
-    const result = await cell;
     const ended = Date.now();
     expect(result.stdout).toBe('first\nsecond\n');
     expect(seen[0]!.text).toBe('first\n');
     expect(ended - seen[0]!.at).toBeGreaterThan(1_000);
+    expect(shownAt.map(s => s.text)).toEqual(["'early'"]);
+    expect(ended - shownAt[0]!.at).toBeGreaterThan(1_000);
   });
 
   it('the python tool shows the model the last expression and a chart summary; no "print" in its description', async () => {

@@ -27,7 +27,10 @@ describeSandbox('sandbox spans on the real engine', () => {
     otel.reset();
     const conversation = { id: 'telemetry-cells', userId: 'alice' };
     await sandbox.executeCell('n = 7', { conversation });
-    await sandbox.executeCell('while True:\n    n += 1', { conversation, timeoutMs: 1_500 });
+    // It ignores the interrupt at its deadline, so its interpreter is killed and later restored.
+    const stubborn =
+      'import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    n += 1';
+    await sandbox.executeCell(stubborn, { conversation, timeoutMs: 1_500 });
     const restored = await sandbox.executeCell('print(n)', { conversation });
     expect(restored).toMatchObject({ status: 'success', stdout: '7\n', cell: 3 });
 

@@ -42,7 +42,7 @@ def mime_bundle(obj, max_chars, chart_data=None):
     rich types when the object offers them (dropped, with a note, past `max_chars`: a cut HTML
     table or SVG is worse than none). A matplotlib figure gives its PNG and its chart data."""
     import base64, json
-    data, notes, chart = {}, [], None
+    data, notes, chart, bundle = {}, [], None, {}
     figure = _figure_of(obj)
     if figure is not None:
         import io
@@ -59,7 +59,6 @@ def mime_bundle(obj, max_chars, chart_data=None):
         if pyplot is not None:
             pyplot.close(figure)
     elif not isinstance(obj, type):  # a class's _repr_html_ is an unbound function
-        bundle = {}
         method = getattr(obj, "_repr_mimebundle_", None)
         if callable(method):
             try:
@@ -100,10 +99,12 @@ def mime_bundle(obj, max_chars, chart_data=None):
                 notes.append("a %s result was left out: over %d characters" % (mime, max_chars))
                 continue
             data[mime] = value
-    try:
-        text = repr(obj)
-    except Exception as error:
-        text = "<%s object: repr() failed: %s>" % (type(obj).__name__, error)
+    text = bundle.get("text/plain") if figure is None and not isinstance(obj, type) else None
+    if not isinstance(text, str):
+        try:
+            text = repr(obj)
+        except Exception as error:
+            text = "<%s object: repr() failed: %s>" % (type(obj).__name__, error)
     data["text/plain"] = _cut(text, max_chars)
     return data, chart, notes
 

@@ -11,6 +11,11 @@
 #
 # Options:
 #   --add-packages "..."  Debian packages to add to the image
+#   --add-python "..."    Python packages to add on top of it, each pinned as NAME==VERSION with
+#                         every dependency the image lacks listed too (installed with --no-deps);
+#                         wheels only, from the package index, checked against the sha256 the
+#                         index gives; the image's tag then ends in a hash of the list
+#   --index-url URL       the package index for --add-python (default: pip's own configuration)
 #   --image NAME          image name to produce
 #   --name NAME           engine instance (default: the host's engine, /var/run/docker.sock);
 #                         another name uses /var/lib/NAME, /var/run/NAME, /var/run/NAME.pid and
@@ -23,22 +28,28 @@
 #                              image revision 1; the tag changes whenever the package list does)
 #   AI_TOOLBELT_EXTRA_PACKAGES Debian packages to add to the image, space separated (e.g.
 #                              "python3-sklearn python3-seaborn"); or pass --add-packages "..."
+#   AI_TOOLBELT_PYTHON_PACKAGES Python packages to add (NAME==VERSION ...); or pass --add-python "..."
+#   AI_TOOLBELT_PYTHON_INDEX   the package index for them; or pass --index-url URL
 #   DOCKERD_LOG                dockerd's log file when this script starts it (default /var/log/dockerd.log)
 set -euo pipefail
 
 IMAGE="${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-1}"
 EXTRA_PACKAGES="${AI_TOOLBELT_EXTRA_PACKAGES:-}"
+PYTHON_PACKAGES="${AI_TOOLBELT_PYTHON_PACKAGES:-}"
+PYTHON_INDEX="${AI_TOOLBELT_PYTHON_INDEX:-}"
 NAME=docker
 ENGINE_ONLY=0
 STOP=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --add-packages) EXTRA_PACKAGES="$EXTRA_PACKAGES ${2:?--add-packages needs a list}" && shift 2 ;;
+    --add-python) PYTHON_PACKAGES="$PYTHON_PACKAGES ${2:?--add-python needs a list}" && shift 2 ;;
+    --index-url) PYTHON_INDEX="${2:?--index-url needs a URL}" && shift 2 ;;
     --image) IMAGE="${2:?--image needs a name}" && shift 2 ;;
     --name) NAME="${2:?--name needs a name}" && shift 2 ;;
     --engine-only) ENGINE_ONLY=1 && shift ;;
     --stop) STOP=1 && shift ;;
-    *) echo "[setup-sandbox] ERROR: unknown argument $1 (known: --add-packages \"pkg ...\", --image NAME, --name NAME, --engine-only, --stop)" >&2 && exit 2 ;;
+    *) echo "[setup-sandbox] ERROR: unknown argument $1 (known: --add-packages \"pkg ...\", --add-python \"name==version ...\", --index-url URL, --image NAME, --name NAME, --engine-only, --stop)" >&2 && exit 2 ;;
   esac
 done
 DOCKERD_LOG="${DOCKERD_LOG:-/var/log/dockerd.log}"
@@ -236,6 +247,22 @@ EXTRA_PACKAGES="$(echo "$EXTRA_PACKAGES" | xargs -n1 2>/dev/null | sort -u | xar
 SPEC="revision=1 packages=$BASE_PACKAGES extra=$EXTRA_PACKAGES"
 SPEC_HASH="$(printf '%s' "$SPEC" | sha256sum | cut -c1-16)"
 
+# What `docker import` does not keep: the environment and command every image here has.
+IMAGE_CONFIG=(
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+  --change 'ENV LANG=C.UTF-8'
+  --change 'ENV MPLBACKEND=Agg'
+  --change 'CMD ["python3"]'
+)
+# The distributions in a root file system, as `name==version,...` (the ai-toolbelt.packages label).
+list_packages() {
+  chroot "$1" python3 - <<'PY'
+import importlib.metadata as m
+names = sorted({d.metadata['Name'] for d in m.distributions() if d.metadata['Name']}, key=str.lower)
+print(','.join(f'{n}=={m.version(n)}' for n in names))
+PY
+}
+
 image_ok() {
   [ "$("${DOCKER[@]}" image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$IMAGE" 2>/dev/null)" = "$SPEC_HASH" ] &&
     "${DOCKER[@]}" run --rm --runtime=runsc --network=none --pids-limit=128 --read-only --user 65534:65534 \
@@ -301,25 +328,29 @@ PY
   mkdir -p "$tmp/root/usr/share/ai-toolbelt/matplotlib"
   chroot "$tmp/root" env MPLCONFIGDIR=/usr/share/ai-toolbelt/matplotlib MPLBACKEND=Agg \
     python3 -c 'import matplotlib.font_manager' || die "matplotlib does not import in the new image"
-  packages="$(
-    chroot "$tmp/root" python3 - <<'PY'
-import importlib.metadata as m
-names = sorted({d.metadata['Name'] for d in m.distributions() if d.metadata['Name']}, key=str.lower)
-print(','.join(f'{n}=={m.version(n)}' for n in names))
-PY
-  )"
-  tar -C "$tmp/root" -c . | "${DOCKER[@]}" import \
-    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'ENV LANG=C.UTF-8' \
-    --change 'ENV MPLBACKEND=Agg' \
+  packages="$(list_packages "$tmp/root")"
+  tar -C "$tmp/root" -c . | "${DOCKER[@]}" import "${IMAGE_CONFIG[@]}" \
     --change "LABEL ai-toolbelt.image.spec=$SPEC_HASH" \
     --change "LABEL ai-toolbelt.packages=$packages" \
-    --change 'CMD ["python3"]' \
     - "$IMAGE" >/dev/null
   rm -rf "$tmp"
   trap - EXIT
   log "imported $IMAGE ($(($("${DOCKER[@]}" image inspect -f '{{.Size}}' "$IMAGE") / 1024 / 1024)) MiB)"
 fi
 image_ok || die "image $IMAGE lacks python3, timeout or the data stack, or does not run under runsc"
+
+# 5. Python packages on top (--add-python), as a second image whose tag ends in a hash of the list:
+#    pinned wheels only (nothing is compiled here), every one checked against the sha256 its index
+#    gives, installed with --no-deps into /usr/local (the pins must name every dependency the
+#    Debian data stack lacks). See scripts/add-python-packages.sh.
+PYTHON_PACKAGES="$(echo "$PYTHON_PACKAGES" | xargs -n1 2>/dev/null | sort -u | xargs)"
+if [ -n "$PYTHON_PACKAGES" ]; then
+  BASE_IMAGE="$IMAGE"
+  IMAGE="$(
+    DOCKER_CMD="${DOCKER[*]}" IMAGE_SPEC="$SPEC_HASH" \
+      bash "$(dirname "$0")/add-python-packages.sh" "$BASE_IMAGE" "$PYTHON_INDEX" $PYTHON_PACKAGES
+  )" || die "could not add the Python packages $PYTHON_PACKAGES"
+  log "image $IMAGE is ready (on $BASE_IMAGE): use it with DockerSandbox({ image: '$IMAGE' }) or AI_TOOLBELT_SANDBOX_IMAGE=$IMAGE"
+fi
 
 log "done in $(($(date +%s) - started)) s"

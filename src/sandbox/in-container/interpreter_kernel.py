@@ -38,18 +38,22 @@ _artifacts = Artifacts(chart_data=chart_data)
 # Caps of the cell running (the request's), for values shown while it runs.
 _cell = {"caps": None, "results": 0, "maxResultChars": 0}
 _running = [False]
+_pending = [False]
 
 
 def _interrupt(signum, frame):
-    # Only the model's code is interrupted: a SIGINT that arrives while the kernel itself sends
-    # records or reads the next request is ignored (the supervisor kills it if the cell does
-    # not end).
+    # Only the model's code is interrupted. One that arrives while the kernel itself sends a
+    # record (a half-written record would break the protocol) waits until the record is out.
     if _running[0]:
         raise KeyboardInterrupt
+    _pending[0] = True
 
 
 def _set_running(value):
     _running[0] = value
+    if value and _pending[0]:
+        _pending[0] = False
+        raise KeyboardInterrupt
 
 
 def _show(value, main):
@@ -69,6 +73,7 @@ def _show(value, main):
         _cell["results"] += 1
         return
     _cell["results"] += 1
+    # Formatting runs the value's own code (a big table's HTML): it stays interruptible.
     data, chart, notes = mime_bundle(value, _cell["maxResultChars"], chart_data)
     _artifacts.notes.extend(notes)
     result = {"main": bool(main), "data": data}
@@ -82,7 +87,12 @@ def _show(value, main):
         _artifacts.notes.append("a shown value was not returned: over the limit for returned images and files")
         return
     _artifacts.spent += len(line)
-    _send(b"rec", b"result " + line + b"\n")
+    was_running = _running[0]
+    _running[0] = False
+    try:
+        _send(b"rec", b"result " + line + b"\n")
+    finally:
+        _set_running(was_running)
 
 
 def _seed(seed):
@@ -183,6 +193,7 @@ def _serve():
         if isinstance(request.get("seed"), int):
             _seed(request["seed"])
         before = output_files()
+        _pending[0] = False  # an interrupt meant for the cell before
         # A replayed cell shows nothing: what it showed was returned when it first ran.
         caps = None if request.get("replay") else request["caps"]
         _cell.update(caps=caps, results=0, maxResultChars=int(request.get("maxResultChars", 20000)))

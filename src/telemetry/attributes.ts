@@ -92,6 +92,9 @@ export const ATTR = {
   cellRestoreMs: 'ai_toolbelt.sandbox.cell.restore_ms',
   cellReplayed: 'ai_toolbelt.sandbox.cell.replayed',
   cellReplayFailed: 'ai_toolbelt.sandbox.cell.replay_failed',
+  cellResults: 'ai_toolbelt.sandbox.cell.results',
+  cellInterrupted: 'ai_toolbelt.sandbox.cell.interrupted',
+  cellEnded: 'ai_toolbelt.sandbox.cell.ended',
 
   // Python tool and repair.
   pythonAttempt: 'ai_toolbelt.python.attempt',

@@ -30,6 +30,12 @@ type RunResultLike = {
   durationMs: number;
   images: ReadonlyArray<{ data: Uint8Array }>;
   files: ReadonlyArray<{ data: Uint8Array }>;
+  /** A cell's shown values. */
+  results?: readonly unknown[];
+  /** A cell interrupted at its timeout, its interpreter kept. */
+  interrupted?: boolean;
+  /** A cell that ended its interpreter. */
+  ended?: string;
   cell?: number;
   restored?: {
     reason: string;
@@ -146,6 +152,13 @@ function resultAttributes(result: RunResultLike): Attributes {
     ...(result.exitCode === null ? {} : { [ATTR.sandboxExitCode]: result.exitCode }),
     ...(result.cell === undefined ? {} : { [ATTR.cellNumber]: result.cell }),
     ...(result.cell === undefined ? {} : { [ATTR.cellRestored]: restored !== undefined }),
+    ...(result.cell === undefined
+      ? {}
+      : {
+          [ATTR.cellResults]: result.results?.length ?? 0,
+          [ATTR.cellInterrupted]: result.interrupted === true,
+          [ATTR.cellEnded]: result.ended !== undefined,
+        }),
     ...(restored === undefined
       ? {}
       : {

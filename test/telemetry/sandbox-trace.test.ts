@@ -36,6 +36,8 @@ describeSandbox('sandbox spans on the real engine', () => {
 
     const [first, stuck, third] = named(await otel.spans(), 'ai_toolbelt.sandbox.cell');
     expect(first!.attributes).toMatchObject({
+      'ai_toolbelt.sandbox.cell.results': 0,
+      'ai_toolbelt.sandbox.cell.ended': false,
       'ai_toolbelt.sandbox.cell.number': 1,
       'ai_toolbelt.sandbox.cell.interpreter': 'started',
       'ai_toolbelt.sandbox.cell.restored': false,
@@ -44,6 +46,8 @@ describeSandbox('sandbox spans on the real engine', () => {
     });
     expect(first!.attributes['ai_toolbelt.sandbox.engine']).toEqual(expect.any(String));
     expect(stuck!.attributes).toMatchObject({
+      'ai_toolbelt.sandbox.cell.interrupted': false,
+      'ai_toolbelt.sandbox.cell.ended': true,
       'ai_toolbelt.sandbox.cell.number': 2,
       'ai_toolbelt.sandbox.cell.interpreter': 'live',
       'ai_toolbelt.sandbox.status': 'timeout',

@@ -7,7 +7,12 @@
 //   `rrf`, `zscore`, `rerank`), each without learning (the whole set) and with learning from
 //   use (2 folds by query id: learn one fold's (query, gold) pairs, evaluate the other, both
 //   ways; lexical with learning too), and a check per set and learning setting that the default
-//   fusion's R@5 is at least the better channel's;
+//   fusion's R@5 is at least the better channel's. `confidence` also runs with learned usage
+//   placed otherwise (`FusionOptions.learnedUsage`; the default keeps the terms in the lexical
+//   usage field and makes the mean request vector a channel of its own): `usage-mixed` the
+//   vector mixed into the dense vector (the default before), `usage-both` the terms a channel
+//   too, `usage-vector-only` the terms left out, `usage-dense-only` the vector mixed in and the
+//   terms left out;
 // - a warm start with the default model: `exact` (a cold start, embedded by the model),
 //   `snapshot` (the catalog's int8 snapshot, a search's candidates replaced by the stored
 //   float32 before it answers: `rescore: 'before'`), `snapshot-after` (the default: replaced in
@@ -65,12 +70,22 @@ const { values } = parseArgs({
   },
 });
 const KS = [1, 5, 10];
-const FUSIONS: NonNullable<FusionOptions['method']>[] = [
-  'confidence',
-  'convex',
-  'rrf',
-  'zscore',
-  'rerank',
+const FUSIONS: { label: string; fusion: FusionOptions }[] = [
+  ...(['confidence', 'convex', 'rrf', 'zscore', 'rerank'] as const).map(method => ({
+    label: method,
+    fusion: { method },
+  })),
+  ...(
+    [
+      ['usage-mixed', { vector: 'mixed' }],
+      ['usage-both', { terms: 'channel' }],
+      ['usage-vector-only', { terms: 'none' }],
+      ['usage-dense-only', { terms: 'none', vector: 'mixed' }],
+    ] as const
+  ).map(([usage, learnedUsage]) => ({
+    label: `confidence/${usage}`,
+    fusion: { method: 'confidence', learnedUsage } as FusionOptions,
+  })),
 ];
 const DEFAULT_FUSION = 'confidence';
 const results = benchResults({ name: 'quality', command: 'npm run bench:quality' });
@@ -189,16 +204,16 @@ for (const name of installed) {
     });
     results.row({ ...base, retrieval: 'dense', ...dense.without });
     results.row({ ...base, retrieval: 'dense', learning: true, ...dense.learned });
-    for (const method of FUSIONS) {
+    for (const { label, fusion: options } of FUSIONS) {
       const hybrid = await withAndWithoutLearning(catalog, {
         embeddingModel: model,
         cache,
-        fusion: { method },
+        fusion: options,
       });
-      const fusion = { retrieval: 'hybrid', fusion: method, default: method === DEFAULT_FUSION };
+      const fusion = { retrieval: 'hybrid', fusion: label, default: label === DEFAULT_FUSION };
       results.row({ ...base, ...fusion, ...hybrid.without });
       results.row({ ...base, ...fusion, learning: true, ...hybrid.learned });
-      if (method !== DEFAULT_FUSION) continue;
+      if (label !== DEFAULT_FUSION) continue;
       for (const learning of ['without', 'learned'] as const) {
         const best = Math.max(lexical[learning].recall['R@5']!, dense[learning].recall['R@5']!);
         results.row({

@@ -112,6 +112,7 @@ export class IndexLearning {
           ? learned.values
           : undefined,
       vectorWeight: this.learning?.vectorWeight ?? 0,
+      requests: usage?.requests.length ?? 0,
     });
   }
 

@@ -1,5 +1,5 @@
 // learning/: learning from use: which requests each tool served, kept in the store and mixed into
-// both channels.
+// both channels (or ranked as channels of its own, see `FusionOptions.learnedUsage`).
 import type { Storage } from 'unstorage';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { StoreError } from '../../errors/store-error.ts';
@@ -32,7 +32,11 @@ export type LearningOptions = {
   maxRequestsPerTool?: number;
   /** Also keep each request's text (by default only its index terms are kept). */
   keepText?: boolean;
-  /** Weight of the usage vector against the description's (1) in a learned tool's dense vector. */
+  /**
+   * Weight of the usage vector: against the description's (1) where it is mixed into a learned
+   * tool's dense vector (dense retrieval, `learnedUsage.vector: 'mixed'`); a factor on its
+   * channel's scores where it is a channel (hybrid `confidence`, the default). 0 turns it off.
+   */
   vectorWeight?: number;
   /** How often searches pick up what other replicas learned; 0: only at upsert and learn. */
   syncEveryMs?: number;

@@ -39,6 +39,9 @@ export type AnalyzedFields = { readonly tokens: readonly (readonly string[])[] }
 /** Per-term weights of a query, e.g. from {@link LexicalIndex.queryTerms}. */
 export type TermWeights = Map<string, number>;
 
+/** Which fields a search scores: all, the tool's own text (no learned usage), or usage alone. */
+export type ScoredFields = 'all' | 'text' | 'usage';
+
 /**
  * A tool's terms, per term its frequency in each field (`FIELD_COUNT` per term), and per term the
  * index of the tool's pair in that term's posting list (to remove it).
@@ -215,11 +218,15 @@ export class LexicalIndex {
   /**
    * BM25F score of every matching slot, per query term: `contributions.get(term)`
    * maps slot -> that term's share of the score. Callers that only need the sum
-   * use {@link search}.
+   * use {@link search}. `fields` leaves the others out (a tool matching only there is left out).
    */
-  contributions(terms: TermWeights): Map<string, Map<number, number>> {
+  contributions(
+    terms: TermWeights,
+    fields: ScoredFields = 'all',
+  ): Map<string, Map<number, number>> {
     const out = new Map<string, Map<number, number>>();
     const averages = this.averageLengths();
+    const weights = this.fieldWeights(fields);
     for (const [term, idf] of terms) {
       const posting = this.postings.get(term);
       if (posting === undefined) continue;
@@ -234,8 +241,9 @@ export class LexicalIndex {
           if (count === 0) continue;
           const b = this.bs[f] as number;
           const norm = 1 - b + (b * (lengths[f] as number)) / (averages[f] as number);
-          weighted += ((this.weights[f] as number) * count) / norm;
+          weighted += ((weights[f] as number) * count) / norm;
         }
+        if (weighted === 0 && fields !== 'all') continue;
         scores.set(slot, (idf * weighted) / (this.k1 + weighted));
       }
       out.set(term, scores);
@@ -246,25 +254,26 @@ export class LexicalIndex {
   /**
    * The score of a tool that holds each of the query's terms once in its heaviest field (its
    * name, by default), at that field's average length: a full match, the scale on which a
-   * score says how much of the query a tool matches.
+   * score says how much of the query a tool matches (in `fields`' heaviest).
    */
-  fullMatchScore(query: string | TermWeights): number {
+  fullMatchScore(query: string | TermWeights, fields: ScoredFields = 'all'): number {
     const terms = typeof query === 'string' ? this.queryTerms(query) : query;
-    const heaviest = Math.max(...this.weights);
+    const heaviest = Math.max(...this.fieldWeights(fields));
     let idfs = 0;
     for (const idf of terms.values()) idfs += idf;
     return (idfs * heaviest) / (this.k1 + heaviest);
   }
 
-  /** Top-k slots for a query; `accept` filters slots before ranking. */
+  /** Top-k slots for a query; `accept` filters slots before ranking; `fields` as in `contributions`. */
   search(
     query: string | TermWeights,
     topK: number,
     accept?: (slot: number) => boolean,
+    fields: ScoredFields = 'all',
   ): { slot: number; score: number }[] {
     const terms = typeof query === 'string' ? this.queryTerms(query) : query;
     const totals = new Map<number, number>();
-    for (const scores of this.contributions(terms).values()) {
+    for (const scores of this.contributions(terms, fields).values()) {
       for (const [slot, score] of scores) totals.set(slot, (totals.get(slot) ?? 0) + score);
     }
     const heap = new TopKHeap(topK);
@@ -272,6 +281,12 @@ export class LexicalIndex {
       if (score >= heap.threshold && (accept === undefined || accept(slot))) heap.push(slot, score);
     }
     return heap.sorted().map(({ id, score }) => ({ slot: id, score }));
+  }
+
+  // The field weights with those `fields` leaves out at 0.
+  private fieldWeights(fields: ScoredFields): Float64Array {
+    if (fields === 'all') return this.weights;
+    return this.weights.map((weight, f) => ((f === USAGE) === (fields === 'usage') ? weight : 0));
   }
 
   private averageLengths(): Float64Array {

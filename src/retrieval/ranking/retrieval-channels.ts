@@ -6,8 +6,9 @@ import { VectorIndex } from '../dense/vector-index.ts';
 import type { AnalyzedFields, Bm25fOptions } from '../lexical/lexical-index.ts';
 import { LexicalIndex } from '../lexical/lexical-index.ts';
 import type { TermCounts } from '../lexical/term-counts.ts';
-import { type FusionOptions, type Ranking, fuseRankings } from './fusion.ts';
+import { type FusionOptions, type Ranking, fuseConfidence, fuseRankings } from './fusion.ts';
 import { mergeNeeds } from './multi-need.ts';
+import { type UsageChannels, usageChannels } from './usage-channels.ts';
 
 /** What a tool's learned usage puts into the channels (see `IndexLearning`). */
 export type UsageSignals = {
@@ -19,6 +20,8 @@ export type UsageSignals = {
   vector?: ArrayLike<number> | undefined;
   /** Weight of `vector` against the description's. */
   vectorWeight: number;
+  /** How many requests were learned (0: none). */
+  requests: number;
 };
 
 /** The slots each channel offered a search, over all its queries (see {@link RetrievalChannels.rankNeeds}). */
@@ -26,8 +29,9 @@ export type ChannelCandidates = { lexical: Set<number>; dense: Set<number> };
 
 /**
  * The searchable state of a `ToolIndex`, per slot, and how it ranks: the lexical (BM25F)
- * channel, the dense channel with each tool's description vector (and learned usage mixed into
- * both), and their fusion. The index owns names and slots; warm-start checks and learning write
+ * channel, the dense channel with each tool's description vector, learned usage (mixed into
+ * both, or under hybrid `confidence` partly channels of its own: `UsageChannels`), and their
+ * fusion. The index owns names and slots; warm-start checks and learning write
  * here through the methods below.
  *
  * @example
@@ -44,6 +48,8 @@ export class RetrievalChannels {
   private readonly fusion: FusionOptions;
   // Description vectors of tools whose indexed vector mixes in learned usage.
   private readonly descriptionVectors = new Map<number, ArrayLike<number>>();
+  // Learned usage as channels of its own (`fusion.learnedUsage`), under hybrid `confidence`.
+  private readonly usage: UsageChannels | undefined;
 
   constructor({
     embedder,
@@ -64,6 +70,9 @@ export class RetrievalChannels {
     this.lexical = retrieval === 'dense' ? undefined : new LexicalIndex(bm25);
     this.vectors = this.embedder ? new VectorIndex() : undefined;
     this.fusion = fusion;
+    const confidence = (fusion.method ?? 'confidence') === 'confidence';
+    this.usage =
+      retrieval === 'hybrid' && confidence ? usageChannels(fusion.learnedUsage) : undefined;
   }
 
   reserve(capacity: number): void {
@@ -122,30 +131,41 @@ export class RetrievalChannels {
     for (const { slot, vector } of entries) vectors.set(slot, vector);
     this.vectors = vectors;
     this.descriptionVectors.clear();
+    this.usage?.clearVectors();
   }
 
   delete(slot: number): void {
     this.lexical?.delete(slot);
     this.vectors?.delete(slot);
     this.descriptionVectors.delete(slot);
+    this.usage?.delete(slot);
   }
 
   /**
-   * Puts a tool's learned usage (or its absence) into both channels: its terms into the
-   * lexical usage field, and its mean request vector (when of the description's length) into
-   * the tool's dense vector.
+   * Puts a tool's learned usage (or its absence) into the channels: its terms into the lexical
+   * usage field, and its mean request vector (when of the index's model) into the tool's dense
+   * vector, or each into a usage channel of its own where `fusion.learnedUsage` asks (under
+   * hybrid `confidence`, the vector by default).
    */
   applyUsage(slot: number, usage: UsageSignals): void {
     this.lexical?.setUsage(slot, usage.terms, usage.length);
     const vectors = this.vectors;
     const description = this.descriptionOf(slot);
+    // Only a vector of the index's model (the description's length) means anything here.
+    const dimensions = description?.length ?? vectors?.dimensions;
+    const learned = usage.vector;
+    const vector =
+      learned !== undefined && learned.length === dimensions && usage.vectorWeight > 0
+        ? learned
+        : undefined;
+    const signals = { requests: usage.requests, vector, vectorWeight: usage.vectorWeight };
+    if (this.usage?.set(slot, signals)) return;
     if (vectors === undefined || description === undefined) return;
     // A mix of an approximate description stays approximate, to be replaced like it.
     const approximate = vectors.isApproximate(slot);
-    const learned = usage.vector;
-    if (learned !== undefined && learned.length === description.length && usage.vectorWeight > 0) {
+    if (vector !== undefined) {
       this.descriptionVectors.set(slot, description);
-      vectors.set(slot, combineVectors(description, learned, usage.vectorWeight), { approximate });
+      vectors.set(slot, combineVectors(description, vector, usage.vectorWeight), { approximate });
     } else if (this.descriptionVectors.delete(slot)) {
       vectors.set(slot, description, { approximate });
     }
@@ -208,7 +228,8 @@ export class RetrievalChannels {
     candidates?: ChannelCandidates,
   ): Ranking {
     const terms = this.lexical?.queryTerms(query);
-    const lexical = terms && this.lexical!.search(terms, pool, accept);
+    const fields = this.usage?.lexicalFields ?? 'all';
+    const lexical = terms && this.lexical!.search(terms, pool, accept, fields);
     const index = this.vectors;
     // While snapshot vectors remain, the same scan looks twice as deep: an approximate vector
     // just past the pool may belong in it once exact, and is then a candidate to replace.
@@ -224,7 +245,21 @@ export class RetrievalChannels {
     const dense = found && found.length > pool ? found.slice(0, pool) : found;
     if (lexical && dense) {
       const method = this.fusion.method ?? 'confidence';
-      const fullMatch = method === 'confidence' ? this.lexical!.fullMatchScore(terms!) : 0;
+      const fullMatch = method === 'confidence' ? this.lexical!.fullMatchScore(terms!, fields) : 0;
+      const usage = this.usage?.rank({
+        lexical: this.lexical!,
+        terms: terms!,
+        vector: vector!,
+        pool,
+        accept,
+      });
+      if (usage?.some(ranking => ranking.length > 0)) {
+        const shares = lexical.map(({ slot, score }) => ({
+          slot,
+          score: fullMatch > 0 ? Math.min(1, score / fullMatch) : 0,
+        }));
+        return fuseConfidence([shares, dense, ...usage]);
+      }
       return fuseRankings(lexical, dense, this.fusion, fullMatch);
     }
     return lexical ?? dense ?? [];

@@ -19,6 +19,8 @@ BASE="${1:?base image}"
 INDEX="${2:-}"
 shift 2
 read -r -a DOCKER <<<"${DOCKER_CMD:-docker}"
+# shellcheck source=scripts/sandbox-image-lib.sh
+. "$(dirname "$0")/sandbox-image-lib.sh"
 log() { echo "[setup-sandbox] $*" >&2; }
 die() {
   echo "[setup-sandbox] ERROR: $*" >&2
@@ -115,19 +117,9 @@ container="$("${DOCKER[@]}" create "$BASE")"
 site="$tmp/root/usr/local/lib/python3.11/dist-packages"
 mkdir -p "$site"
 cp -a "$tmp/site/." "$site/"
-packages="$(
-  chroot "$tmp/root" python3 - <<'PY'
-import importlib.metadata as m
-names = sorted({d.metadata['Name'] for d in m.distributions() if d.metadata['Name']}, key=str.lower)
-print(','.join(f'{n}=={m.version(n)}' for n in names))
-PY
-)"
+packages="$(list_packages "$tmp/root")"
 spec="$("${DOCKER[@]}" image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$BASE")"
-tar -C "$tmp/root" -c . | "${DOCKER[@]}" import \
-  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-  --change 'ENV LANG=C.UTF-8' \
-  --change 'ENV MPLBACKEND=Agg' \
-  --change 'CMD ["python3"]' \
+tar -C "$tmp/root" -c . | "${DOCKER[@]}" import "${IMAGE_CONFIG[@]}" \
   --change "LABEL ai-toolbelt.image.spec=$spec" \
   --change "LABEL ai-toolbelt.python.spec=$HASH" \
   --change "LABEL ai-toolbelt.packages=$packages" \

@@ -247,21 +247,8 @@ EXTRA_PACKAGES="$(echo "$EXTRA_PACKAGES" | xargs -n1 2>/dev/null | sort -u | xar
 SPEC="revision=1 packages=$BASE_PACKAGES extra=$EXTRA_PACKAGES"
 SPEC_HASH="$(printf '%s' "$SPEC" | sha256sum | cut -c1-16)"
 
-# What `docker import` does not keep: the environment and command every image here has.
-IMAGE_CONFIG=(
-  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-  --change 'ENV LANG=C.UTF-8'
-  --change 'ENV MPLBACKEND=Agg'
-  --change 'CMD ["python3"]'
-)
-# The distributions in a root file system, as `name==version,...` (the ai-toolbelt.packages label).
-list_packages() {
-  chroot "$1" python3 - <<'PY'
-import importlib.metadata as m
-names = sorted({d.metadata['Name'] for d in m.distributions() if d.metadata['Name']}, key=str.lower)
-print(','.join(f'{n}=={m.version(n)}' for n in names))
-PY
-}
+# shellcheck source=scripts/sandbox-image-lib.sh
+. "$(dirname "$0")/sandbox-image-lib.sh"
 
 image_ok() {
   [ "$("${DOCKER[@]}" image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$IMAGE" 2>/dev/null)" = "$SPEC_HASH" ] &&

@@ -65,6 +65,7 @@ describeSandbox('the packed package, installed in an app', () => {
       expect.arrayContaining([
         'scripts/setup-sandbox.sh',
         'scripts/add-python-packages.sh',
+        'scripts/sandbox-image-lib.sh',
         'scripts/setup-sandbox-host.sh',
         'LICENSE',
         'README.md',

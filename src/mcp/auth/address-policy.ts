@@ -1,9 +1,14 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import {
+  ADDRESS_RANGE_LABELS as LABELS,
+  type IpAddress as Address,
+  isMappedAddress as isMapped,
+  unmappedAddress as unmapped,
+} from '../../util/address-range.ts';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { McpBlockedAddressError } from '../../errors/mcp-blocked-address-error.ts';
 
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Lookup = (
   hostname: string,
   options: LookupOptions,
@@ -132,39 +137,8 @@ export class AddressPolicy {
   }
 }
 
-const LABELS: Record<string, string> = {
-  loopback: 'a loopback',
-  private: 'a private',
-  linkLocal: 'a link-local',
-  carrierGradeNat: 'a carrier-grade NAT',
-  uniqueLocal: 'a unique local',
-  unspecified: 'an unspecified',
-  multicast: 'a multicast',
-  broadcast: 'a broadcast',
-  reserved: 'a reserved',
-};
-
 function resolve(host: string): Promise<LookupAddress[]> {
   return new Promise((done, fail) =>
     dnsLookup(host, { all: true }, (error, found) => (error ? fail(error) : done(found))),
   );
-}
-
-// IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible (::a.b.c.d, the deprecated ::/96 other
-// than :: and ::1, which ipaddr.js calls unicast): both carry an IPv4 address in their last
-// 32 bits.
-function isMapped(address: Address): boolean {
-  if (address.kind() !== 'ipv6') return false;
-  const v6 = address as ipaddr.IPv6;
-  if (v6.isIPv4MappedAddress()) return true;
-  const [a, b, c, d, e, f, g, h] = v6.parts;
-  return a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && f === 0 && (g !== 0 || h! > 1);
-}
-
-// ::ffff:10.0.0.1 and ::10.0.0.1 (URLs spell it ::a00:1) are 10.0.0.1 to a stack that maps or
-// tunnels them: judge them as that IPv4 address.
-function unmapped(address: Address): Address {
-  if (!isMapped(address)) return address;
-  const parts = (address as ipaddr.IPv6).parts;
-  return new ipaddr.IPv4([parts[6]! >> 8, parts[6]! & 255, parts[7]! >> 8, parts[7]! & 255]);
 }

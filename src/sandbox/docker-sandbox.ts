@@ -10,6 +10,8 @@ import {
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 import { type SessionOptions, resolveSessionOptions } from './session/session-options.ts';
 import { Engine } from './engines/engine.ts';
+import { createEgressGateway } from './egress/create-egress-gateway.ts';
+import type { EgressGateway } from './egress/egress-gateway.ts';
 import type { SandboxEngineStatus } from './engines/engine-types.ts';
 import { EngineSet } from './engines/engine-set.ts';
 import { runOnFleet } from './engines/fleet-run.ts';
@@ -58,6 +60,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
   private readonly sessions = new Set<DockerSandboxSession>();
   private readonly interpreters: ConversationInterpreters;
   private readonly prewarmInterpreters: boolean;
+  private readonly egress: EgressGateway | undefined;
   /** Sessions being started (they count against `maxSessions` too). */
   private sessionStarts = 0;
   private readyPromise: Promise<void> | undefined;
@@ -65,6 +68,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
 
   constructor(options: DockerSandboxOptions = {}) {
     this.options = resolveDockerSandboxOptions(options);
+    this.egress = createEgressGateway(this.options);
     const engines: Engine[] = this.options.engines.map(
       address =>
         new Engine({
@@ -72,6 +76,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
           options: this.options,
           instanceId: this.instanceId,
           onStateChange: engine => this.engines.onStateChange(engine),
+          egress: this.egress,
         }),
     );
     this.engines = new EngineSet({
@@ -349,6 +354,8 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     // A session's removal failure is seen again (and reported) by its engine's final sweep.
     await Promise.allSettled([...this.sessions].map(session => session.close()));
     const failures = (await Promise.all(engines.map(engine => engine.close({ keep })))).flat();
+    // Interpreters kept for other replicas lose their network with this process.
+    await this.egress?.close();
     if (failures.length === 0) return;
     const byId = new Map(failures.map(failure => [failure.id, failure.cause]));
     throw new SandboxCleanupError({ containerIds: [...byId.keys()], causes: [...byId.values()] });

@@ -6,6 +6,13 @@ export { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './options/default-imag
 export { DockerSandbox } from './docker-sandbox.ts';
 export type { DockerSandboxOptions } from './options/docker-sandbox-options.ts';
 export type { ConversationOptions } from './options/conversation-options.ts';
+export type { EgressOptions } from './egress/egress-options.ts';
+export type { EgressRule } from './egress/egress-rules.ts';
+export type {
+  EgressRefusal,
+  EgressRefusalReason,
+  SandboxNetworkUsage,
+} from './egress/network-usage.ts';
 export type { FleetOptions } from './options/fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './options/engine-address.ts';
 export type { SandboxEngineStatus } from './engines/engine-types.ts';

@@ -1,6 +1,7 @@
 // The sandbox contract. Kept free of dockerode so that code typed against it (the python tool,
 // tests with fakes) never loads Docker client code.
 import type { ChartData } from './chart-types.ts';
+import type { SandboxNetworkUsage } from './egress/network-usage.ts';
 
 /**
  * How a run ended. Only `success` and `error` come from the code itself (its exit
@@ -49,8 +50,13 @@ export type SandboxResult = {
   images: SandboxImage[];
   /** Regular files the code wrote under /tmp/outputs (at most `maxOutputFiles`). */
   files: SandboxFile[];
-  /** What the caps left out, e.g. `30 figures were made; only the first 10 were returned`. */
+  /**
+   * What the caps left out, e.g. `30 figures were made; only the first 10 were returned`,
+   * and with an egress policy the connections made and refused.
+   */
   notes: string[];
+  /** What the run did on the network; only with an `egress` policy. */
+  network?: SandboxNetworkUsage;
 };
 
 /**

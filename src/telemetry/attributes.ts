@@ -95,6 +95,13 @@ export const ATTR = {
   cellResults: 'ai_toolbelt.sandbox.cell.results',
   cellInterrupted: 'ai_toolbelt.sandbox.cell.interrupted',
   cellEnded: 'ai_toolbelt.sandbox.cell.ended',
+  egressConnections: 'ai_toolbelt.sandbox.egress.connections',
+  egressBytesSent: 'ai_toolbelt.sandbox.egress.bytes_sent',
+  egressBytesReceived: 'ai_toolbelt.sandbox.egress.bytes_received',
+  egressRefused: 'ai_toolbelt.sandbox.egress.refused',
+  egressHost: 'ai_toolbelt.sandbox.egress.host',
+  egressPort: 'ai_toolbelt.sandbox.egress.port',
+  egressReason: 'ai_toolbelt.sandbox.egress.reason',
 
   // Python tool and repair.
   pythonAttempt: 'ai_toolbelt.python.attempt',
@@ -121,5 +128,6 @@ export const METRIC = {
   sandboxBusyRejections: 'ai_toolbelt.sandbox.busy_rejections',
   sandboxEngineStateChanges: 'ai_toolbelt.sandbox.engine.state_changes',
   sandboxWarmPool: 'ai_toolbelt.sandbox.warm_pool.acquisitions',
+  sandboxEgressRefusals: 'ai_toolbelt.sandbox.egress.refusals',
   repairOutcomes: 'ai_toolbelt.repair.outcomes',
 } as const;

@@ -22,6 +22,7 @@ export type Instruments = {
   sandboxBusyRejections: Counter;
   sandboxEngineStateChanges: Counter;
   sandboxWarmPool: Counter;
+  sandboxEgressRefusals: Counter;
   repairOutcomes: Counter;
 };
 
@@ -94,6 +95,10 @@ function create(meter: Meter, selectionDuration: Histogram): Instruments {
     sandboxWarmPool: meter.createCounter(METRIC.sandboxWarmPool, {
       description:
         'Containers taken for runs; ai_toolbelt.sandbox.warm tells pool hits from misses.',
+    }),
+    sandboxEgressRefusals: meter.createCounter(METRIC.sandboxEgressRefusals, {
+      description:
+        'Connections the egress proxy refused or cut, by ai_toolbelt.sandbox.egress.reason.',
     }),
     repairOutcomes: meter.createCounter(METRIC.repairOutcomes, {
       description:

@@ -37,6 +37,14 @@ type RunResultLike = {
   /** A cell that ended its interpreter. */
   ended?: string;
   cell?: number;
+  /** Network use, with an egress policy. */
+  network?: {
+    connections: number;
+    bytesSent: number;
+    bytesReceived: number;
+    refused: ReadonlyArray<{ host: string; port: number; reason: string }>;
+    refusedCount: number;
+  };
   restored?: {
     reason: string;
     cells: number;
@@ -87,6 +95,7 @@ export async function traceSandboxRun<T extends RunResultLike>({
     });
     status = result.status;
     if (span?.isRecording()) span.setAttributes(resultAttributes(result));
+    if (result.network !== undefined) recordEgress({ network: result.network, span, meter });
     return result;
   };
   try {
@@ -107,6 +116,34 @@ export async function traceSandboxRun<T extends RunResultLike>({
     meter?.sandboxRunDuration.record((performance.now() - started) / 1000, {
       [ATTR.sandboxStatus]: status,
       kind,
+    });
+  }
+}
+
+/** Refused connections: a span event each (host, port, reason) and the refusals counter. */
+function recordEgress({
+  network,
+  span,
+  meter,
+}: {
+  network: NonNullable<RunResultLike['network']>;
+  span: Span | undefined;
+  meter: Instruments | undefined;
+}): void {
+  for (const { host, port, reason } of network.refused) {
+    meter?.sandboxEgressRefusals.add(1, { [ATTR.egressReason]: reason });
+    span?.addEvent(ATTR.egressRefused, {
+      [ATTR.egressHost]: host,
+      [ATTR.egressPort]: port,
+      [ATTR.egressReason]: reason,
+    });
+  }
+  if (span?.isRecording()) {
+    span.setAttributes({
+      [ATTR.egressConnections]: network.connections,
+      [ATTR.egressBytesSent]: network.bytesSent,
+      [ATTR.egressBytesReceived]: network.bytesReceived,
+      [ATTR.egressRefused]: network.refusedCount,
     });
   }
 }

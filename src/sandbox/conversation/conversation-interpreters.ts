@@ -13,6 +13,7 @@ import type {
 } from '../types.ts';
 import type { CellRequest } from './cell-protocol.ts';
 import { ConversationHistory, type Owner } from './history/conversation-history.ts';
+import { withNetworkUsage } from '../egress/network-usage.ts';
 import { endedSummary } from './history/ended-summary.ts';
 import { type InterpreterHandle, newHandle } from './history/interpreter-handle.ts';
 import { reachInterpreter } from './reach-interpreter.ts';
@@ -272,6 +273,7 @@ export class ConversationInterpreters {
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
+    const network = live.engine.limits?.egress?.gateway.usage(live.container.id);
     let run: Awaited<ReturnType<typeof runCell>>;
     try {
       run = await runCell({
@@ -302,7 +304,7 @@ export class ConversationInterpreters {
     live.engine.runs++;
     const { ended, interrupted, ...result } = run;
     return {
-      ...result,
+      ...withNetworkUsage(result, network),
       cell,
       ...(interrupted ? { interrupted: true as const } : {}),
       ...(restored ? { restored } : {}),

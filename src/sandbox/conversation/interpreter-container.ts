@@ -115,7 +115,10 @@ export async function startInterpreter({
     // Subprocesses the cells start and leave behind must be reaped over a long life.
     init: true,
   });
-  const container = await createContainer({ docker, spec, dockerTimeoutMs, cleanup });
+  const container = await createContainer({
+    ...{ docker, spec, dockerTimeoutMs, cleanup, ttlMs },
+    egress: limits.egress,
+  });
   let socket: Duplex | undefined;
   try {
     socket = await attachInterpreter({ container, dockerTimeoutMs });

@@ -19,6 +19,7 @@ export class CleanupTracker {
   private readonly onCleanupError: ((error: SandboxCleanupError) => void) | undefined;
   private readonly engine: string | undefined;
   private readonly onDeferred: ((container: Docker.Container) => void) | undefined;
+  private readonly onRemoved = new Map<string, () => void>();
 
   constructor({
     dockerTimeoutMs,
@@ -48,10 +49,10 @@ export class CleanupTracker {
    */
   remove(container: Docker.Container): Promise<void> {
     const removal = removeContainer({ container, dockerTimeoutMs: this.dockerTimeoutMs }).then(
-      () => undefined,
+      () => this.removed(container.id),
       (error: unknown) => {
         // 404: already gone; 409: another removal of it is in progress.
-        if (isGone(error)) return;
+        if (isGone(error)) return this.removed(container.id);
         if (this.onDeferred !== undefined && isTransportError(error)) {
           this.onDeferred(container);
           return;
@@ -61,6 +62,17 @@ export class CleanupTracker {
     );
     this.pending.track(removal);
     return removal;
+  }
+
+  /** Runs `release` once `containerId` is removed (what it held on the host: its egress proxy). */
+  whenRemoved(containerId: string, release: () => void): void {
+    this.onRemoved.set(containerId, release);
+  }
+
+  private removed(containerId: string): void {
+    const release = this.onRemoved.get(containerId);
+    this.onRemoved.delete(containerId);
+    release?.();
   }
 
   /** Records a container that could not be removed and tells `onCleanupError` at once. */

@@ -1,4 +1,5 @@
 import type Docker from 'dockerode';
+import type { EgressGateway } from '../egress/egress-gateway.ts';
 import { type ContainerKind, containerLabels } from './labels.ts';
 
 /** The user and group code runs as: `nobody`, in every container and every exec. */
@@ -20,6 +21,11 @@ export type ContainerLimits = {
   tmpfsMiB: number;
   /** Extra labels, e.g. the sandbox instance's id. */
   labels?: Record<string, string>;
+  /**
+   * The sandbox's egress policy and the runtime its containers use (set only when the app
+   * configured `egress`); sessions never get it.
+   */
+  egress?: { gateway: EgressGateway; runtime: string } | undefined;
 };
 
 /**

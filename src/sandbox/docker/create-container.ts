@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import type { CleanupTracker } from './cleanup-tracker.ts';
+import type { ContainerLimits } from './container-spec.ts';
 import { dockerCall } from './docker-call.ts';
 import { neverConnected } from './engine-errors.ts';
 
@@ -8,7 +9,8 @@ import { neverConnected } from './engine-errors.ts';
  * `docker create` with a deadline and a unique name. If the call fails or times out, the
  * engine may still have made the container; the name lets `cleanup` remove it anyway
  * (a 404 means there was nothing to remove). When the request never reached the engine
- * (connection refused, TLS refused) there is nothing to remove.
+ * (connection refused, TLS refused) there is nothing to remove. With `egress`, the container
+ * gets a proxy of its own first (see `EgressGateway`), closed when `cleanup` removes it.
  *
  * @example
  * ```ts
@@ -20,6 +22,8 @@ export async function createContainer({
   spec,
   dockerTimeoutMs,
   cleanup,
+  egress,
+  ttlMs = 0,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -29,15 +33,26 @@ export async function createContainer({
   dockerTimeoutMs: number;
   /** Removes a half-made container. */
   cleanup: CleanupTracker;
+  /** The egress policy, when this container may use the network. */
+  egress?: ContainerLimits['egress'];
+  /** The container's life bound (with `egress`: its proxy's too). */
+  ttlMs?: number;
 }): Promise<Docker.Container> {
   const name = `ai-toolbelt-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const opened = await egress?.gateway.open({ spec, ttlMs, runtime: egress.runtime });
   try {
-    return await dockerCall({
+    const container = await dockerCall({
       operation: 'container create',
       timeoutMs: dockerTimeoutMs,
-      call: abortSignal => docker.createContainer({ ...spec, name, abortSignal }),
+      call: abortSignal => docker.createContainer({ ...(opened?.spec ?? spec), name, abortSignal }),
     });
+    if (opened !== undefined) {
+      egress!.gateway.bind(container.id, opened.link);
+      cleanup.whenRemoved(container.id, () => egress!.gateway.release(container.id));
+    }
+    return container;
   } catch (error) {
+    void opened?.link.close();
     if (!neverConnected(error)) cleanup.remove(docker.getContainer(name));
     throw error;
   }

@@ -117,7 +117,10 @@ export class SandboxContainer {
       kind: 'execute',
       openStdin: true,
     });
-    const container = await createContainer({ docker, spec, dockerTimeoutMs, cleanup });
+    const container = await createContainer({
+      ...{ docker, spec, dockerTimeoutMs, cleanup, ttlMs },
+      egress: limits.egress,
+    });
     let socket: Duplex | undefined;
     try {
       socket = (await dockerCall({

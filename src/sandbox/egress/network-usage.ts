@@ -65,6 +65,19 @@ export type SandboxNetworkUsage = {
 /** Refusals kept per run; beyond them only the count grows. */
 export const MAX_REFUSALS_KEPT = 20;
 
+/**
+ * `result` with its network use: `network` and a note per refusal (and one for the
+ * connections made); unchanged when the sandbox has no egress policy (`read` undefined).
+ */
+export function withNetworkUsage<T extends { notes: string[] }>(
+  result: T,
+  read: (() => SandboxNetworkUsage) | undefined,
+): T & { network?: SandboxNetworkUsage } {
+  if (read === undefined) return result;
+  const network = read();
+  return { ...result, network, notes: [...result.notes, ...networkNotes(network)] };
+}
+
 /** The notes a run's result carries about its network use (for people and the model). */
 export function networkNotes(usage: SandboxNetworkUsage): string[] {
   const notes: string[] = [];

@@ -27,6 +27,7 @@ export async function checkEngine({
   runtime,
   unsafeAllowRuncRuntime,
   dockerTimeoutMs,
+  egressRuntime,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -40,8 +41,10 @@ export async function checkEngine({
   unsafeAllowRuncRuntime: boolean;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
-}): Promise<{ runtime: string; gvisor: boolean; packages?: string[] }> {
-  let info: { Runtimes?: Record<string, { path?: string }> };
+  /** The runtime of containers with egress, when the sandbox has an egress policy. */
+  egressRuntime?: string | undefined;
+}): Promise<{ runtime: string; gvisor: boolean; packages?: string[]; egressRuntime?: string }> {
+  let info: { Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }> };
   try {
     info = await dockerCall({
       operation: 'info',
@@ -86,6 +89,10 @@ export async function checkEngine({
       { type: 'ai-toolbelt.UnsafeRuntime' },
     );
   }
+  const egress =
+    egressRuntime === undefined
+      ? {}
+      : { egressRuntime: gvisor ? checkEgressRuntime({ runtimes, egressRuntime, engine }) : chosen };
   let imageInfo: { Config?: { Labels?: Record<string, string> | null } };
   try {
     imageInfo = await dockerCall({
@@ -108,5 +115,36 @@ export async function checkEngine({
   }
   const listed = imageInfo.Config?.Labels?.[PACKAGES_LABEL];
   const packages = listed ? listed.split(',').filter(entry => entry.length > 0) : undefined;
-  return { runtime: chosen, gvisor, ...(packages ? { packages } : {}) };
+  return { runtime: chosen, gvisor, ...(packages ? { packages } : {}), ...egress };
+}
+
+/**
+ * The egress runtime must be gVisor without a network (`--network=none`): the proxy's socket
+ * is the container's only way out. Anything else is refused, never replaced.
+ */
+function checkEgressRuntime({
+  runtimes,
+  egressRuntime,
+  engine,
+}: {
+  runtimes: Record<string, { path?: string; runtimeArgs?: string[] }>;
+  egressRuntime: string;
+  engine: string;
+}): string {
+  const found = runtimes[egressRuntime];
+  const args = found?.runtimeArgs ?? [];
+  if (found !== undefined && /runsc/.test(found.path ?? '') && args.includes('--network=none')) {
+    return egressRuntime;
+  }
+  throw new SandboxRuntimeMissingError({
+    runtime: egressRuntime,
+    available: Object.keys(runtimes),
+    engine,
+    hint:
+      (found === undefined ? '' : `It is registered as ${JSON.stringify(found)}, which is not gVisor with --network=none. `) +
+      '`egress` needs gVisor registered a second time with `--network=none --host-uds=open` (the ' +
+      "container's only way out is its proxy's socket): run `sudo npx ai-toolbelt setup-sandbox`, or add " +
+      `{"runtimes":{"${egressRuntime}":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none","--host-uds=open"]}}} ` +
+      'to /etc/docker/daemon.json and send dockerd SIGHUP.',
+  });
 }

@@ -5,6 +5,7 @@ import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.
 import { checkEngine } from './check-engine.ts';
 import { CleanupTracker } from '../docker/cleanup-tracker.ts';
 import type { ContainerLimits } from '../docker/container-spec.ts';
+import type { EgressGateway } from '../egress/egress-gateway.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineAddress } from '../options/engine-address.ts';
@@ -46,6 +47,7 @@ export class Engine implements EngineLink {
   private readonly options: ResolvedDockerSandboxOptions;
   private readonly instanceId: string;
   private readonly onStateChange: (engine: Engine) => void;
+  private readonly egress: EgressGateway | undefined;
   private readonly probes: ProbeLoop;
   private lastSweep = 0;
   private admissions = 0;
@@ -56,6 +58,7 @@ export class Engine implements EngineLink {
     options,
     instanceId,
     onStateChange,
+    egress,
   }: {
     /** The engine's client and name. */
     address: EngineAddress;
@@ -65,12 +68,15 @@ export class Engine implements EngineLink {
     instanceId: string;
     /** Told when the engine goes up or down. */
     onStateChange: (engine: Engine) => void;
+    /** The sandbox's egress, when it has a policy. */
+    egress?: EgressGateway | undefined;
   }) {
     this.name = address.name;
     this.docker = address.docker;
     this.options = options;
     this.instanceId = instanceId;
     this.onStateChange = onStateChange;
+    this.egress = egress;
     this.cleanup = new CleanupTracker({
       dockerTimeoutMs: options.dockerTimeoutMs,
       onCleanupError: options.onCleanupError,
@@ -205,17 +211,24 @@ export class Engine implements EngineLink {
   /** Checks runtime and image, removes this instance's leftovers, and opens a new warm pool. */
   private async admit(): Promise<void> {
     const { options } = this;
-    const { runtime, packages } = await checkEngine({
+    const { runtime, packages, egressRuntime } = await checkEngine({
       ...options,
       docker: this.docker,
       engine: this.name,
+      egressRuntime: this.egress?.egress.runtime,
     });
     if (this.state === 'closed') return;
     this.runtime = runtime;
     this.packages = packages;
     const labels: Record<string, string> = { [INSTANCE_LABEL]: this.instanceId };
     if (options.scope !== undefined) labels[SCOPE_LABEL] = options.scope;
-    this.limits = { ...options, runtime, labels };
+    this.limits = {
+      ...options,
+      runtime,
+      labels,
+      egress:
+        this.egress && egressRuntime ? { gateway: this.egress, runtime: egressRuntime } : undefined,
+    };
     // Everything of this instance on the engine predates the outage: its runs and sessions
     // were failed when the engine was taken out. Live interpreters belong to conversations
     // that other replicas may be serving: they stay.

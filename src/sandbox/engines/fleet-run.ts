@@ -5,6 +5,7 @@ import { type RunRequest, guardedCallback, runInContainer } from '../run/run-in-
 import type { SandboxContainer } from '../docker/sandbox-container.ts';
 import type { SandboxResult } from '../types.ts';
 import type { RunTrace } from '../../telemetry/sandbox-telemetry.ts';
+import { withNetworkUsage } from '../egress/network-usage.ts';
 
 /**
  * Runs `code` once somewhere in the fleet. Until the code reaches a container, a failure
@@ -104,6 +105,7 @@ async function runPlaced({
       reject(error);
     });
   });
+  const network = engine.limits?.egress?.gateway.usage(container.container.id);
   // The caller's own exception from onOutput ends the run and is rethrown as it is.
   let callbackError: { error: unknown } | undefined;
   const running = runInContainer({
@@ -120,7 +122,7 @@ async function runPlaced({
   running.catch(() => {});
   lost.catch(() => {});
   try {
-    return await Promise.race([running, lost]);
+    return withNetworkUsage(await Promise.race([running, lost]), network);
   } catch (error) {
     abortSignal.throwIfAborted();
     if (controller.signal.aborted) throw controller.signal.reason;

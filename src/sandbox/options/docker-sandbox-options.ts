@@ -3,6 +3,11 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import type { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
 import type { ConversationOptions } from './conversation-options.ts';
+import {
+  type EgressOptions,
+  type ResolvedEgress,
+  resolveEgressOptions,
+} from '../egress/egress-options.ts';
 import { DEFAULT_PREIMPORT, DEFAULT_SANDBOX_IMAGE } from './default-image.ts';
 import {
   resolveFleetOptions,
@@ -84,14 +89,21 @@ export type DockerSandboxOptions = FleetOptions & {
    * handles and history live (`store`, `encryptionKey`), idle expiry, bounds and limits.
    */
   conversations?: ConversationOptions;
+  /**
+   * What code may reach over the network (default: nothing, not even DNS): hosts and ports, a
+   * package index for `pip install`, bounds. Enforced by a proxy on the host per container;
+   * needs engines on this host reached over a Unix socket and the `runsc-egress` runtime
+   * (setup-sandbox registers it). See docs/sandbox.md, "Network egress".
+   */
+  egress?: EgressOptions;
 };
 
 /** `DockerSandboxOptions` with every default filled in. */
 export type ResolvedDockerSandboxOptions = Required<
-  Omit<DockerSandboxOptions, 'onCleanupError' | 'conversations' | keyof FleetOptions>
+  Omit<DockerSandboxOptions, 'onCleanupError' | 'conversations' | 'egress' | keyof FleetOptions>
 > &
   Pick<DockerSandboxOptions, 'onCleanupError'> &
-  ResolvedFleetOptions;
+  ResolvedFleetOptions & { egress: ResolvedEgress | undefined };
 
 /** Fills in defaults and checks ranges (`InvalidArgumentError`). */
 export function resolveDockerSandboxOptions({
@@ -123,6 +135,7 @@ export function resolveDockerSandboxOptions({
   sweepOnStart = true,
   onCleanupError,
   conversations: _conversations,
+  egress,
   ...fleet
 }: DockerSandboxOptions = {}): ResolvedDockerSandboxOptions {
   for (const [argument, value, min] of [
@@ -173,5 +186,6 @@ export function resolveDockerSandboxOptions({
     ...{ warmPoolSize, warmMaxAgeMs, maxConcurrentStarts, maxConcurrentExecutions, sweepOnStart },
     ...{ maxQueued, maxSessions },
     onCleanupError,
+    egress: egress === undefined ? undefined : resolveEgressOptions(egress),
   };
 }

@@ -1,0 +1,39 @@
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import type { EngineAddress } from '../options/engine-address.ts';
+import { EgressGateway } from './egress-gateway.ts';
+import type { ResolvedEgress } from './egress-options.ts';
+
+/**
+ * The sandbox's egress gateway, or undefined without a policy. Every engine must run on this
+ * host and be reached over its Unix socket: the proxy's socket is a host path bind-mounted into
+ * the container, which an engine elsewhere cannot see (`InvalidArgumentError` otherwise).
+ *
+ * @example
+ * ```ts
+ * const gateway = createEgressGateway({ egress: options.egress, engines: options.engines });
+ * ```
+ */
+export function createEgressGateway({
+  egress,
+  engines,
+}: {
+  /** The resolved policy, if any. */
+  egress: ResolvedEgress | undefined;
+  /** The sandbox's engines. */
+  engines: readonly EngineAddress[];
+}): EgressGateway | undefined {
+  if (egress === undefined) return undefined;
+  for (const engine of engines) {
+    const { socketPath } = engine.docker.modem as { socketPath?: unknown };
+    if (typeof socketPath !== 'string' || socketPath === '') {
+      throw new InvalidArgumentError({
+        argument: 'egress',
+        value: engine.name,
+        message:
+          `needs every engine on this host, reached over its Unix socket; ${engine.name} is not. ` +
+          "The proxy's socket is a path on this host mounted into each container.",
+      });
+    }
+  }
+  return new EgressGateway({ egress });
+}

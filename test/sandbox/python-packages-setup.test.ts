@@ -1,48 +1,18 @@
 // `setup-sandbox --add-python`: pinned wheels from a package index, checked against the index's
 // sha256, layered on the sandbox image as a new image whose tag names the list (issue 37, part 1).
 // The index is the test's own: a folder of wheels it builds, served over HTTP on loopback.
-import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DockerSandbox } from '../../src/sandbox/index.ts';
+import { buildWheel, servePackageIndex, sha256Of } from '../helpers/package-index.ts';
 import { SANDBOX_IMAGE, describeSandbox, docker } from './sandbox-availability.ts';
 
 const script = fileURLToPath(new URL('../../scripts/setup-sandbox.sh', import.meta.url));
-
-/** A pure-Python wheel `atb_probe-VERSION` whose module holds `VALUE`. */
-function buildWheel(dir: string, version: string, value: number): string {
-  const name = `atb_probe-${version}-py3-none-any.whl`;
-  execFileSync('python3', [
-    '-c',
-    `
-import base64, hashlib, sys, zipfile
-path, version, value = sys.argv[1], sys.argv[2], sys.argv[3]
-info = f"atb_probe-{version}.dist-info"
-files = {
-    "atb_probe/__init__.py": f"VALUE = {value}\\n",
-    f"{info}/METADATA": f"Metadata-Version: 2.1\\nName: atb-probe\\nVersion: {version}\\n",
-    f"{info}/WHEEL": "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
-}
-record = []
-with zipfile.ZipFile(path, "w") as wheel:
-    for name, text in files.items():
-        wheel.writestr(name, text)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(text)}")
-    wheel.writestr(f"{info}/RECORD", "\\n".join(record + [f"{info}/RECORD,,"]) + "\\n")
-`,
-    join(dir, name),
-    version,
-    String(value),
-  ]);
-  return name;
-}
 
 function setup(...args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
@@ -65,30 +35,21 @@ describeSandbox('setup-sandbox --add-python (a local package index)', () => {
     dir = mkdtempSync(join(tmpdir(), 'atb-index-'));
     // 1.0 is listed with its true hash; 2.0 with another file's (a tampered or corrupt mirror);
     // 3.0 with none.
-    const good = buildWheel(dir, '1.0', 42);
-    const bad = buildWheel(dir, '2.0', 7);
-    const unhashed = buildWheel(dir, '3.0', 9);
-    const sha = (file: string) =>
-      createHash('sha256')
-        .update(readFileSync(join(dir, file)))
-        .digest('hex');
+    const good = buildWheel(dir, { module: 'atb_probe', version: '1.0', value: 42 });
+    const bad = buildWheel(dir, { module: 'atb_probe', version: '2.0', value: 7 });
+    const unhashed = buildWheel(dir, { module: 'atb_probe', version: '3.0', value: 9 });
+    const sha = (file: string) => sha256Of(dir, file);
     const page =
       `<html><body><a href="../../files/${good}#sha256=${sha(good)}">${good}</a>` +
       `<a href="../../files/${bad}#sha256=${sha(good)}">${bad}</a>` +
       `<a href="../../files/${unhashed}">${unhashed}</a></body></html>`;
-    server = createServer((request, response) => {
-      if (request.url === '/simple/atb-probe/') {
-        response.setHeader('content-type', 'text/html');
-        return void response.end(page);
-      }
-      const file = request.url?.startsWith('/files/') ? request.url.slice(7) : '';
-      if ([good, bad, unhashed].includes(file))
-        return void response.end(readFileSync(join(dir, file)));
-      response.statusCode = 404;
-      response.end();
-    });
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-    index = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple`;
+    let port: number;
+    ({ server, port } = await servePackageIndex({
+      dir,
+      pages: { '/simple/atb-probe/': page },
+      files: [good, bad, unhashed],
+    }));
+    index = `http://127.0.0.1:${port}/simple`;
   });
 
   afterAll(async () => {

@@ -24,8 +24,8 @@ export function createEgressGateway({
 }): EgressGateway | undefined {
   if (egress === undefined) return undefined;
   for (const engine of engines) {
-    const { socketPath } = engine.docker.modem as { socketPath?: unknown };
-    if (typeof socketPath !== 'string' || socketPath === '') {
+    const { host } = engine.docker.modem as { host?: unknown };
+    if (typeof host === 'string' && host !== '') {
       throw new InvalidArgumentError({
         argument: 'egress',
         value: engine.name,

@@ -94,9 +94,13 @@ export class EgressGateway {
       close: () => {
         closing ??= (async () => {
           clearTimeout(timer);
-          this.live.delete(link);
-          await proxy.close();
-          await rm(dir, { recursive: true, force: true });
+          try {
+            await proxy.close();
+          } finally {
+            await rm(dir, { recursive: true, force: true });
+            // Only now: the gateway's close() waits for links already closing.
+            this.live.delete(link);
+          }
         })();
         return closing;
       },

@@ -59,6 +59,8 @@ export class EgressProxy {
   private readonly server: Server;
   /** Sockets of connections in progress (both ends), cut at the byte limit and on close. */
   private readonly live = new Set<Socket>();
+  /** Every socket the container opened to the proxy (tunnels leave the server's care). */
+  private readonly clients = new Set<Socket>();
   private readonly closing = new AbortController();
   private active = 0;
   private run = newRun();
@@ -75,6 +77,10 @@ export class EgressProxy {
     this.server = createServer({ headersTimeout: egress.connectTimeoutMs, maxHeaderSize: 16_384 });
     // Bounds idle keep-alive connections from the container too.
     this.server.maxConnections = egress.maxConnections * 4;
+    this.server.on('connection', (socket: Socket) => {
+      this.clients.add(socket);
+      socket.once('close', () => this.clients.delete(socket));
+    });
     this.server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
       void this.tunnel(request, client, head);
     });
@@ -123,7 +129,7 @@ export class EgressProxy {
   /** Stops listening and cuts every connection. */
   async close(): Promise<void> {
     this.closing.abort();
-    for (const socket of this.live) socket.destroy();
+    for (const socket of [...this.live, ...this.clients]) socket.destroy();
     this.server.closeAllConnections();
     await new Promise<void>(resolve => this.server.close(() => resolve()));
   }
@@ -303,10 +309,12 @@ export class EgressProxy {
   private refuseSocket(client: Socket, refusal: EgressRefusal, status = 403): void {
     this.record(refusal);
     const body = refusalText(refusal);
+    // Closed once written: a client that keeps its end open must not hold the socket.
     client.end(
       `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\n` +
         `Content-Type: text/plain; charset=utf-8\r\nX-Ai-Toolbelt-Egress: ${refusal.reason}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      () => client.destroy(),
     );
   }
 

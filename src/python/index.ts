@@ -1,4 +1,5 @@
 export type { PythonRunResult, PythonSandbox } from './python-sandbox.ts';
+export type { PythonNetwork } from './python-tool-description.ts';
 export type { CellState, PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
 export type { PythonConversation } from './run-python.ts';
 export { pythonTool, type PythonToolOptions } from './python-tool.ts';

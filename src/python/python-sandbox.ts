@@ -1,4 +1,5 @@
 import type { ConversationSandbox, Sandbox, SandboxResult } from '../sandbox/types.ts';
+import type { PythonNetwork } from './python-tool-description.ts';
 
 /**
  * What the python tool needs from a sandbox: `execute`, and `executeCell` for conversation
@@ -9,6 +10,8 @@ export type PythonSandbox = Pick<Sandbox, 'execute'> &
   Partial<ConversationSandbox> & {
     /** Python distributions in the sandbox (`pandas==1.5.3`), named in the tool's description. */
     readonly packages?: readonly string[] | undefined;
+    /** What code may reach over the network (`DockerSandbox.network`), named in the description. */
+    readonly network?: PythonNetwork | undefined;
     /** The memory limit of a run, named when code runs out of memory. */
     readonly memoryBytes?: number | undefined;
     /** Images a run may return (default 10); the tool keeps no more, whatever a run returned. */

@@ -19,7 +19,11 @@ import { LiveOutput } from './live-output.ts';
 import { pythonModelOutput } from './python-model-output.ts';
 import type { PythonSandbox } from './python-sandbox.ts';
 import { type PythonConversation, checkConversationSupport, runPython } from './run-python.ts';
-import { BASE_DESCRIPTION, pythonToolDescription } from './python-tool-description.ts';
+import {
+  BASE_DESCRIPTION,
+  type PythonNetwork,
+  pythonToolDescription,
+} from './python-tool-description.ts';
 import { trailingFailures } from '../repair/repair-record.ts';
 import type { PythonAttemptEvent, PythonToolOutput } from './python-tool-output.ts';
 import { traceAttempt, traceRepair } from '../telemetry/python-telemetry.ts';
@@ -144,6 +148,7 @@ export function pythonTool({
           packages: (sandbox as { packages?: readonly string[] }).packages ?? packagesOf,
           inputFiles: files !== undefined,
           stateful: conversation !== undefined,
+          network: (sandbox as { network?: PythonNetwork }).network,
         })
       );
     },

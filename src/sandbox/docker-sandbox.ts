@@ -130,6 +130,22 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     return this.engines.engines.find(engine => engine.packages !== undefined)?.packages;
   }
 
+  /**
+   * What code may reach (the `egress` allow-list as written, and whether pip has an index);
+   * undefined without a policy. The python tool tells the model.
+   */
+  get network(): { allow: string[]; pip: boolean } | undefined {
+    const egress = this.options.egress;
+    if (egress === undefined) return undefined;
+    const allow = egress.rules.rules.map(rule => rule.text);
+    // Without pythonIndexUrl pip uses PyPI, reachable only if both its hosts are allowed.
+    const pip =
+      egress.pythonIndexUrl !== undefined ||
+      (egress.rules.match('pypi.org', 443) !== undefined &&
+        egress.rules.match('files.pythonhosted.org', 443) !== undefined);
+    return { allow, pip };
+  }
+
   /** The memory limit of each run, bytes. */
   get memoryBytes(): number {
     return this.options.memoryBytes;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox, type EgressOptions } from '../../../src/sandbox/index.ts';
 import { buildWheel, servePackageIndex, sha256Of } from '../../helpers/package-index.ts';
+import { type OtelHarness, installOtel } from '../../telemetry/otel-harness.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,
@@ -23,12 +24,14 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
   let index: { server: Server; port: number; requests: string[] };
   let second: { server: Server; port: number; requests: string[] };
   let sandbox: DockerSandbox;
+  let otel: OtelHarness;
   const hostAddresses = Object.values(networkInterfaces())
     .flat()
     .filter(found => found !== undefined && !found.internal && found.family === 'IPv4')
     .map(found => found!.address);
 
   beforeAll(async () => {
+    otel = installOtel();
     dir = mkdtempSync(join(tmpdir(), 'atb-egress-index-'));
     socketDir = mkdtempSync(join(tmpdir(), 'atb-egress-sockets-'));
     const wheel = buildWheel(dir, { module: 'atb_egress', version: '1.0', value: 42 });
@@ -86,6 +89,7 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
     }
     rmSync(dir, { recursive: true, force: true });
     rmSync(socketDir, { recursive: true, force: true });
+    await otel?.uninstall();
   });
 
   it('pip installs from the allowed index in a conversation; the next cell imports it, and a restored interpreter installs it again', async () => {
@@ -134,10 +138,24 @@ pip = subprocess.run([sys.executable, "-m", "pip", "install", "atb-moved"], capt
 out["pip"] = pip.returncode
 print(json.dumps(out))
 `;
+    otel.reset();
     const result = await sandbox.execute(code, { timeoutMs: 60_000 });
     expect(result.status, result.stderr).toBe('success');
     const seen = JSON.parse(result.stdout) as Record<string, unknown>;
     for (const url of targets) expect(seen[url], url).toBe(403);
+    // Each refusal is an event of the run's span, and counted.
+    const run = (await otel.spans()).find(span => span.name === 'ai_toolbelt.sandbox.run')!;
+    expect(run.events.map(event => event.attributes)).toContainEqual({
+      'ai_toolbelt.sandbox.egress.host': 'second.test',
+      'ai_toolbelt.sandbox.egress.port': second.port,
+      'ai_toolbelt.sandbox.egress.reason': 'not-allowed',
+    });
+    expect(run.attributes['ai_toolbelt.sandbox.egress.refused']).toBe(result.network!.refusedCount);
+    const counted = (await otel.metrics()).get('ai_toolbelt.sandbox.egress.refusals') ?? [];
+    expect(counted).toContainEqual({
+      value: expect.any(Number),
+      attributes: { 'ai_toolbelt.sandbox.egress.reason': 'private-address' },
+    });
     expect(seen.pip).not.toBe(0);
     // The redirect was answered by the index, and its target was never reached.
     expect(index.requests).toContain('/simple/atb-moved/');

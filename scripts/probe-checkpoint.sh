@@ -5,7 +5,7 @@
 # restores a counting process twice, prints one JSON line per attempt, and removes everything.
 #   sudo bash scripts/probe-checkpoint.sh [IMAGE]
 set -uo pipefail
-IMAGE="${1:-${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-1}}"
+IMAGE="${1:-${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-2}}"
 NAME=ai-toolbelt-checkpoint-probe
 SOCK="/var/run/$NAME.sock"
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 2; }

@@ -176,20 +176,31 @@ fi
 cp "$CERTS/ca.pem" "$CERTS/client/ca.pem"
 umask 022
 
-# 3. The engine's own config: the host's runtimes (runsc) without anything else of the host's
-#    daemon.json (hosts, data-root...), which would clash with this instance's flags.
-python3 - /etc/docker/daemon.json "$CERTS/daemon.json" <<'PY'
+# 3. The engine's own config: the host's runtimes (runsc, and runsc-egress for containers allowed
+#    the network through the egress proxy) without anything else of the host's daemon.json
+#    (hosts, data-root...), which would clash with this instance's flags.
+config_changed=$(
+  python3 - /etc/docker/daemon.json "$CERTS/daemon.json" <<'PY'
 import json, os, sys
 source, target = sys.argv[1], sys.argv[2]
 runtimes = {}
 if os.path.exists(source) and os.path.getsize(source) > 0:
     runtimes = json.load(open(source)).get("runtimes", {})
-if "runsc" not in runtimes:
-    sys.exit("runsc is not registered in /etc/docker/daemon.json; run without --skip-base")
+for name in ("runsc", "runsc-egress"):
+    if name not in runtimes:
+        sys.exit(f"{name} is not registered in /etc/docker/daemon.json; run without --skip-base")
+config = {"runtimes": runtimes}
+try:
+    with open(target) as f:
+        unchanged = json.load(f) == config
+except (OSError, ValueError):
+    unchanged = False
 with open(target + ".tmp", "w") as f:
-    json.dump({"runtimes": runtimes}, f, indent=2)
+    json.dump(config, f, indent=2)
 os.replace(target + ".tmp", target)
+print("no" if unchanged else "yes")
 PY
+)
 
 # 4. dockerd. No bridge and no iptables: sandbox containers never get a network.
 DOCKERD=(dockerd --config-file "$CERTS/daemon.json"
@@ -228,6 +239,14 @@ if ! answers; then
     for _ in $(seq 1 40); do answers && break || sleep 0.5; done
     answers || stop_engine
   fi
+fi
+# A running engine reloads its runtimes on SIGHUP (its containers keep running).
+if answers && [ "$config_changed" = yes ]; then
+  log "reloading dockerd for the new runtimes"
+  kill -HUP "$(engine_pid)" || die "could not signal dockerd; stop it (--stop) and run again"
+  for _ in $(seq 1 20); do
+    "${LOCAL[@]}" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q -- '"--host-uds=open"' && break || sleep 0.5
+  done
 fi
 if ! answers; then
   # After a kill -9 the orphaned containerd can make the first start time out; one retry.

@@ -24,8 +24,8 @@
 #   --stop                stop the engine instance and exit
 #
 # Environment:
-#   AI_TOOLBELT_SANDBOX_IMAGE  image name to produce (default ai-toolbelt/python:3.11-1: Python 3.11,
-#                              image revision 1; the tag changes whenever the package list does)
+#   AI_TOOLBELT_SANDBOX_IMAGE  image name to produce (default ai-toolbelt/python:3.11-2: Python 3.11,
+#                              image revision 2; the tag changes whenever the package list does)
 #   AI_TOOLBELT_EXTRA_PACKAGES Debian packages to add to the image, space separated (e.g.
 #                              "python3-sklearn python3-seaborn"); or pass --add-packages "..."
 #   AI_TOOLBELT_PYTHON_PACKAGES Python packages to add (NAME==VERSION ...); or pass --add-python "..."
@@ -33,7 +33,7 @@
 #   DOCKERD_LOG                dockerd's log file when this script starts it (default /var/log/dockerd.log)
 set -euo pipefail
 
-IMAGE="${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-1}"
+IMAGE="${AI_TOOLBELT_SANDBOX_IMAGE:-ai-toolbelt/python:3.11-2}"
 EXTRA_PACKAGES="${AI_TOOLBELT_EXTRA_PACKAGES:-}"
 PYTHON_PACKAGES="${AI_TOOLBELT_PYTHON_PACKAGES:-}"
 PYTHON_INDEX="${AI_TOOLBELT_PYTHON_INDEX:-}"
@@ -144,6 +144,10 @@ RUNSC="$(command -v runsc)"
 
 # 2. Register runsc. --network=none: the sandbox never has a network, and runsc refuses to start
 #    with one in the root network namespace ("cannot run with network enabled ...").
+#    A second runtime, runsc-egress, is the same plus --host-uds=open: a host Unix socket
+#    bind-mounted into the container becomes reachable (plain runsc refuses it, EPERM). That is
+#    how a container allowed to use the network reaches the egress proxy's socket; nothing else
+#    is mounted, and its network stays none.
 mkdir -p /etc/docker
 daemon_json_changed=$(
   python3 - "$DAEMON_JSON" "$RUNSC" <<'PY'
@@ -153,11 +157,15 @@ config = {}
 if os.path.exists(path) and os.path.getsize(path) > 0:
     with open(path) as f:
         config = json.load(f)
-wanted = {"path": runsc, "runtimeArgs": ["--network=none"]}
-if config.get("runtimes", {}).get("runsc") == wanted:
+wanted = {
+    "runsc": {"path": runsc, "runtimeArgs": ["--network=none"]},
+    "runsc-egress": {"path": runsc, "runtimeArgs": ["--network=none", "--host-uds=open"]},
+}
+runtimes = config.get("runtimes", {})
+if all(runtimes.get(name) == runtime for name, runtime in wanted.items()):
     print("no")
 else:
-    config.setdefault("runtimes", {})["runsc"] = wanted
+    config.setdefault("runtimes", {}).update(wanted)
     with open(path + ".tmp", "w") as f:
         json.dump(config, f, indent=2)
         f.write("\n")
@@ -165,7 +173,7 @@ else:
     print("yes")
 PY
 )
-if [ "$daemon_json_changed" = yes ]; then log "registered runsc in $DAEMON_JSON"; fi
+if [ "$daemon_json_changed" = yes ]; then log "registered runsc and runsc-egress in $DAEMON_JSON"; fi
 
 # 3. dockerd. Containers never get a network, so no bridge and no iptables rules on the host.
 #    After a kill -9 the old dockerd may still be dying (its pid file points at a live or zombie
@@ -206,9 +214,12 @@ start_engine() {
 }
 if answers; then
   if [ "$daemon_json_changed" = yes ]; then
-    log "reloading dockerd for the new runtime"
-    kill -HUP "$(pid_of "$PIDFILE")" || die "could not signal dockerd; restart it to load the runsc runtime"
-    for _ in $(seq 1 20); do answers && break || sleep 0.5; done
+    log "reloading dockerd for the new runtimes"
+    kill -HUP "$(pid_of "$PIDFILE")" || die "could not signal dockerd; restart it to load the runsc runtimes"
+    # answers() already held before the signal: wait for the reload itself.
+    for _ in $(seq 1 20); do
+      "${DOCKER[@]}" info --format '{{json .Runtimes}}' 2>/dev/null | grep -q -- '"--host-uds=open"' && break || sleep 0.5
+    done
   fi
 else
   start_engine || {
@@ -231,6 +242,8 @@ fi
 # 4. The image: Debian bookworm's python3 with the data stack a code interpreter is expected to have
 #    (numpy, pandas, matplotlib, scipy, Pillow, sympy), from Debian packages, built offline with
 #    mmdebstrap (Debian's mirrors are reachable where Docker Hub and PyPI are not).
+#    - pip, for the `pip install` of containers allowed the network (through the egress proxy),
+#      and ca-certificates, so pip verifies TLS to an https index.
 #    - No recommends, docs, man pages or locales; the packages' test suites are deleted.
 #    - Debian's scipy depends on pythran (a compiler: g++, libpython3-dev, BLAS headers) and Pillow
 #      on Tk; none of it is needed to run code, so everything outside the runtime closure of the
@@ -239,12 +252,12 @@ fi
 #      fresh interpreter; the bootstrap copies it into the writable config dir.
 #    - Labels say what is inside: ai-toolbelt.packages (read by DockerSandbox and told to the model)
 #      and ai-toolbelt.image.spec (a rebuild happens when the requested package list changes).
-BASE_PACKAGES="python3-minimal python3 python3-numpy python3-pandas python3-matplotlib python3-scipy python3-pil python3-sympy"
+BASE_PACKAGES="python3-minimal python3 python3-numpy python3-pandas python3-matplotlib python3-scipy python3-pil python3-sympy python3-pip ca-certificates"
 # Needed only to build or by optional extras (pythran: scipy's build-time compiler; imagetk/tk: GUI;
 # lxml/unicode-data: optional for fontTools; perl/usrmerge: maintainer scripts).
 NOT_AT_RUNTIME="python3-pythran python3-pil.imagetk python3-tk libopenblas-dev libopenblas-pthread-dev libopenblas0 libopenblas0-pthread python3-lxml unicode-data usrmerge perl"
 EXTRA_PACKAGES="$(echo "$EXTRA_PACKAGES" | xargs -n1 2>/dev/null | sort -u | xargs)"
-SPEC="revision=1 packages=$BASE_PACKAGES extra=$EXTRA_PACKAGES"
+SPEC="revision=2 packages=$BASE_PACKAGES extra=$EXTRA_PACKAGES"
 SPEC_HASH="$(printf '%s' "$SPEC" | sha256sum | cut -c1-16)"
 
 # shellcheck source=scripts/sandbox-image-lib.sh
@@ -254,7 +267,7 @@ image_ok() {
   [ "$("${DOCKER[@]}" image inspect -f '{{index .Config.Labels "ai-toolbelt.image.spec"}}' "$IMAGE" 2>/dev/null)" = "$SPEC_HASH" ] &&
     "${DOCKER[@]}" run --rm --runtime=runsc --network=none --pids-limit=128 --read-only --user 65534:65534 \
       --tmpfs /tmp -e MPLCONFIGDIR=/tmp \
-      "$IMAGE" sh -c 'command -v timeout >/dev/null && python3 -c "import sys, numpy, pandas, matplotlib, scipy, PIL, sympy; assert sys.version_info >= (3, 9)"'
+      "$IMAGE" sh -c 'command -v timeout >/dev/null && python3 -c "import sys, numpy, pandas, matplotlib, scipy, PIL, sympy; assert sys.version_info >= (3, 9)" && python3 -m pip --version >/dev/null'
 }
 
 if image_ok; then
@@ -324,7 +337,7 @@ PY
   trap - EXIT
   log "imported $IMAGE ($(($("${DOCKER[@]}" image inspect -f '{{.Size}}' "$IMAGE") / 1024 / 1024)) MiB)"
 fi
-image_ok || die "image $IMAGE lacks python3, timeout or the data stack, or does not run under runsc"
+image_ok || die "image $IMAGE lacks python3, timeout, the data stack or pip, or does not run under runsc"
 
 # 5. Python packages on top (--add-python), as a second image whose tag ends in a hash of the list:
 #    pinned wheels only (nothing is compiled here), every one checked against the sha256 its index

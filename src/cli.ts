@@ -15,7 +15,9 @@ const USAGE = `Usage:
                      --embedder auto (default): the local model when fetch-model installed it,
                      else openai:text-embedding-3-small when OPENAI_API_KEY is set, else lexical;
                      or lexical | local[:NAME|:PATH] | openai:MODEL. Said on stderr at start.
-  ai-toolbelt doctor [--image NAME] [--json]      checks Docker, gVisor, the image and one real run
+  ai-toolbelt doctor [--image NAME] [--egress] [--json]
+                     checks Docker, gVisor, the image and one real run; --egress: also the
+                     egress runtime (runsc-egress) and pip in the image must be there
   ai-toolbelt setup-sandbox [--add-packages "..."] [--add-python "NAME==VERSION ..."] [--index-url URL] [--image NAME]
                                                        (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
@@ -43,6 +45,7 @@ const FLAGS = {
   list: { type: 'boolean' },
   'learn-from': { type: 'string' },
   json: { type: 'boolean' },
+  egress: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -81,7 +84,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'doctor') {
     const { doctor, formatDoctor } = await import('./cli/doctor.ts');
-    const checks = await doctor(values.image ? { image: values.image } : {});
+    const checks = await doctor({
+      ...(values.image ? { image: values.image } : {}),
+      egress: values.egress === true,
+    });
     console.log(values.json ? JSON.stringify(checks) : formatDoctor(checks));
     if (checks.some(check => !check.ok)) process.exitCode = 1;
     return;

@@ -1,3 +1,5 @@
+import { egressRuntimeCheck, pipCheck, TRIAL_CODE, type EngineRuntime } from './doctor-egress.ts';
+
 /** One line of the doctor's report. */
 export type DoctorCheck = {
   /** What was checked. */
@@ -16,20 +18,25 @@ const SETUP = 'sudo npx ai-toolbelt setup-sandbox';
  * Checks what the python tool needs, in order, and says what to fix: Node.js >= 22, a Docker
  * engine that answers (DOCKER_HOST and friends honoured), the gVisor runtime, the sandbox
  * image, and one real run under gVisor. Stops at the first failure (the next checks depend
- * on it).
+ * on it). The egress runtime (`runsc-egress`) and pip in the image are checked too; they fail
+ * only when `egress` is asked about, except a `runsc-egress` that would give containers a
+ * network or no gVisor, which always fails.
  *
  * @example
  * ```ts
- * const checks = await doctor({ image: 'ai-toolbelt/python:3.11-1' });
+ * const checks = await doctor({ image: 'ai-toolbelt/python:3.11-2', egress: true });
  * if (checks.some(check => !check.ok)) process.exitCode = 1;
  * ```
  */
 export async function doctor({
   image,
+  egress = false,
   timeoutMs = 60_000,
 }: {
   /** The sandbox image to check (default: the one this version expects). */
   image?: string;
+  /** Whether the egress allow-list must work (its runtime and pip in the image). */
+  egress?: boolean;
   /** Longest wait for the trial run. */
   timeoutMs?: number;
 } = {}): Promise<DoctorCheck[]> {
@@ -43,6 +50,7 @@ export async function doctor({
   });
   // Loaded here only: the sandbox subpath brings dockerode.
   const sandboxModule = await import('../sandbox/index.ts');
+  const { resolveEngineAddress } = await import('../sandbox/options/engine-address.ts');
   const {
     DockerSandbox,
     DEFAULT_SANDBOX_IMAGE,
@@ -65,6 +73,15 @@ export async function doctor({
       detail: `${engine?.name ?? 'default'} answers`,
     });
     checks.push({ name: 'gVisor runtime', ok: true, detail: sandbox.runtime ?? 'runsc' });
+    // The same engine the sandbox chose: DOCKER_HOST & co, else the local socket.
+    const { docker } = resolveEngineAddress({});
+    try {
+      const info = (await docker.info()) as { Runtimes?: Record<string, EngineRuntime> };
+      checks.push(egressRuntimeCheck({ runtimes: info.Runtimes ?? {}, egress, fix: SETUP }));
+    } catch (error) {
+      const detail = `docker info failed: ${error instanceof Error ? error.message : String(error)}`;
+      checks.push({ name: 'egress runtime', ok: false, detail });
+    }
     const packages = sandbox.packages;
     checks.push({
       name: 'sandbox image',
@@ -72,16 +89,15 @@ export async function doctor({
       detail: `${wanted}${packages ? ` (${packages.length} Python packages listed)` : ' (no package list label: a custom image)'}`,
     });
     const started = performance.now();
-    const result = await sandbox.execute('import sys\nprint(sys.version.split()[0])', {
-      timeoutMs,
-    });
+    const result = await sandbox.execute(TRIAL_CODE, { timeoutMs });
     const ms = Math.round(performance.now() - started);
+    const [python = '', pip = ''] = result.stdout.split('\n').map(line => line.trim());
     checks.push(
       result.status === 'success'
         ? {
             name: 'run under gVisor',
             ok: true,
-            detail: `Python ${result.stdout.trim()} in ${ms} ms`,
+            detail: `Python ${python} in ${ms} ms`,
           }
         : {
             name: 'run under gVisor',
@@ -90,6 +106,11 @@ export async function doctor({
             fix: `check the engine's log; rebuild the image with ${SETUP}`,
           },
     );
+    if (result.status === 'success') {
+      checks.push(
+        pipCheck({ version: pip || undefined, egress, fix: `rebuild the image: ${SETUP}` }),
+      );
+    }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (SandboxRuntimeMissingError.isInstance(error)) {

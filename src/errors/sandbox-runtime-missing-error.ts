@@ -39,12 +39,12 @@ export class SandboxRuntimeMissingError extends ToolbeltError {
       message:
         `The Docker engine${engine === undefined ? '' : ` ${engine}`} has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
         (hint ??
-        'Install gVisor and register it: on Debian/Ubuntu as root run `npx ai-toolbelt setup-sandbox` ' +
-        '(or `apt-get install runsc`, then add ' +
-        '{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}}} ' +
-        'to /etc/docker/daemon.json and restart dockerd); see https://gvisor.dev/docs/user_guide/install/. ' +
-        'Without gVisor (e.g. Docker Desktop on macOS) you can opt in to the weaker runc runtime ' +
-        'with `unsafeAllowRuncRuntime: true`.'),
+          'Install gVisor and register it: on Debian/Ubuntu as root run `npx ai-toolbelt setup-sandbox` ' +
+            '(or `apt-get install runsc`, then add ' +
+            '{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}}} ' +
+            'to /etc/docker/daemon.json and restart dockerd); see https://gvisor.dev/docs/user_guide/install/. ' +
+            'Without gVisor (e.g. Docker Desktop on macOS) you can opt in to the weaker runc runtime ' +
+            'with `unsafeAllowRuncRuntime: true`.'),
     });
     this.runtime = runtime;
     this.available = available;

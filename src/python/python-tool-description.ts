@@ -6,7 +6,10 @@ export const BASE_DESCRIPTION =
   'Files saved under /tmp/outputs/ are offered to the user as downloads.';
 
 /** The default base text for a sandbox that may reach some hosts (`egress`). */
-const NETWORK_BASE = BASE_DESCRIPTION.replace('no network, ', 'network only to the hosts named below, ');
+const NETWORK_BASE = BASE_DESCRIPTION.replace(
+  'no network, ',
+  'network only to the hosts named below, ',
+);
 
 /**
  * What the sandbox may reach, as the python tool tells the model (`DockerSandbox.network`).
@@ -75,7 +78,9 @@ export function pythonToolDescription({
         'other connections are refused and DNS does not resolve.' +
         (network.pip
           ? ' Install a missing package with a line `%pip install NAME` in the code (wheels only; ' +
-            (stateful ? 'it stays installed for later calls).' : 'the same code can import it after).')
+            (stateful
+              ? 'it stays installed for later calls).'
+              : 'the same code can import it after).')
           : ''),
     );
   }

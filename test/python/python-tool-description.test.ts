@@ -19,20 +19,28 @@ describe('pythonToolDescription and the network', () => {
     });
     expect(text).not.toContain('no network');
     expect(text).not.toContain('Nothing else can be installed');
-    expect(text).toContain('Only these hosts can be reached, through the HTTP(S) proxy the environment names: devpi.internal:3141;');
+    expect(text).toContain(
+      'Only these hosts can be reached, through the HTTP(S) proxy the environment names: devpi.internal:3141;',
+    );
     expect(text).toContain('`%pip install NAME`');
     expect(text).toContain('it stays installed for later calls');
   });
 
   it('keeps "no pip" when the hosts allowed include no package index', () => {
-    const text = pythonToolDescription({ packages, network: { allow: ['api.example.com'], pip: false } });
+    const text = pythonToolDescription({
+      packages,
+      network: { allow: ['api.example.com'], pip: false },
+    });
     expect(text).toContain('Nothing else can be installed (no package index is reachable).');
     expect(text).toContain('api.example.com');
     expect(text).not.toContain('%pip');
   });
 
   it('leaves a custom base text as it is', () => {
-    const text = pythonToolDescription({ base: 'Run code.', network: { allow: ['a.example'], pip: false } });
+    const text = pythonToolDescription({
+      base: 'Run code.',
+      network: { allow: ['a.example'], pip: false },
+    });
     expect(text.startsWith('Run code. ')).toBe(true);
   });
 });

@@ -56,7 +56,12 @@ export async function checkTarget({
       });
     } catch (error) {
       const why = (error as { code?: string }).code ?? (error as Error).message;
-      return { host: name, port, reason: 'unresolvable', detail: `the name did not resolve (${why})` };
+      return {
+        host: name,
+        port,
+        reason: 'unresolvable',
+        detail: `the name did not resolve (${why})`,
+      };
     }
   }
   if (!Array.isArray(addresses) || addresses.length === 0 || !addresses.every(ipaddr.isValid)) {

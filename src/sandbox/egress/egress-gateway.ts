@@ -153,7 +153,9 @@ export class EgressGateway {
       `AI_TOOLBELT_EGRESS_SOCKET=${EGRESS_MOUNT}/proxy.sock`,
       `AI_TOOLBELT_EGRESS_PORT=${EGRESS_PORT}`,
       `AI_TOOLBELT_EGRESS_FORWARDER=${pythonSource('egress_forwarder')}`,
-      ...['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'].map(name => `${name}=${proxyUrl}`),
+      ...['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'].map(
+        name => `${name}=${proxyUrl}`,
+      ),
       // pip installs for the code's user under HOME=/tmp, the only writable place; the image's
       // own packages are read-only, which is what PEP 668's marker protects.
       'PIP_USER=1',

@@ -88,7 +88,12 @@ export class EgressProxy {
       void this.forward(request, response);
     });
     this.server.on('clientError', (_error, socket: Socket) => {
-      this.record({ host: '(unreadable request)', port: 0, reason: 'bad-request', detail: 'not an HTTP request' });
+      this.record({
+        host: '(unreadable request)',
+        port: 0,
+        reason: 'bad-request',
+        detail: 'not an HTTP request',
+      });
       socket.destroy();
     });
   }
@@ -244,20 +249,40 @@ export class EgressProxy {
   private async admit(
     host: string,
     port: number,
-  ): Promise<({ address: string; host: string }) | EgressRefusal> {
+  ): Promise<{ address: string; host: string } | EgressRefusal> {
     const asked = host.replace(/^\[|\]$/g, '');
     if (this.run.overLimit) {
-      return { host: asked, port, reason: 'byte-limit', detail: `this run already moved ${this.egress.maxBytesPerRun} bytes` };
+      return {
+        host: asked,
+        port,
+        reason: 'byte-limit',
+        detail: `this run already moved ${this.egress.maxBytesPerRun} bytes`,
+      };
     }
     if (this.active >= this.egress.maxConnections) {
-      return { host: asked, port, reason: 'too-many-connections', detail: `${this.egress.maxConnections} connections are open already` };
+      return {
+        host: asked,
+        port,
+        reason: 'too-many-connections',
+        detail: `${this.egress.maxConnections} connections are open already`,
+      };
     }
     if (this.run.attempts >= this.egress.maxConnectionsPerRun) {
-      return { host: asked, port, reason: 'too-many-connections', detail: `this run asked for ${this.egress.maxConnectionsPerRun} connections already` };
+      return {
+        host: asked,
+        port,
+        reason: 'too-many-connections',
+        detail: `this run asked for ${this.egress.maxConnectionsPerRun} connections already`,
+      };
     }
     this.run.attempts += 1;
     this.active += 1;
-    const checked = await checkTarget({ egress: this.egress, host: asked, port, abortSignal: this.closing.signal });
+    const checked = await checkTarget({
+      egress: this.egress,
+      host: asked,
+      port,
+      abortSignal: this.closing.signal,
+    });
     if ('reason' in checked) {
       this.active -= 1;
       return checked;
@@ -285,7 +310,11 @@ export class EgressProxy {
 
   private count(direction: 'bytesSent' | 'bytesReceived', bytes: number): void {
     this.run[direction] += bytes;
-    if (this.run.overLimit || this.run.bytesSent + this.run.bytesReceived <= this.egress.maxBytesPerRun) return;
+    if (
+      this.run.overLimit ||
+      this.run.bytesSent + this.run.bytesReceived <= this.egress.maxBytesPerRun
+    )
+      return;
     this.run.overLimit = true;
     this.record({
       host: '(all connections)',
@@ -339,7 +368,12 @@ function newRun(): RunCounters {
 }
 
 function connectFailed(host: string, port: number): EgressRefusal {
-  return { host, port, reason: 'connect-failed', detail: 'the allowed host did not accept the connection' };
+  return {
+    host,
+    port,
+    reason: 'connect-failed',
+    detail: 'the allowed host did not accept the connection',
+  };
 }
 
 function refusalText(refusal: EgressRefusal): string {

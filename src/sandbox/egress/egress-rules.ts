@@ -134,7 +134,9 @@ function compile(entry: unknown, argument: string): CompiledRule {
   }
   if (suffix && !name.includes('.')) {
     // "*.com" would let the code reach every .com host.
-    return fail(`"${host}" is too broad: the suffix needs at least two labels, e.g. "*.example.com"`);
+    return fail(
+      `"${host}" is too broad: the suffix needs at least two labels, e.g. "*.example.com"`,
+    );
   }
   return { ...base, kind: suffix ? 'suffix' : 'exact', host: name };
 }

@@ -92,7 +92,9 @@ export async function checkEngine({
   const egress =
     egressRuntime === undefined
       ? {}
-      : { egressRuntime: gvisor ? checkEgressRuntime({ runtimes, egressRuntime, engine }) : chosen };
+      : {
+          egressRuntime: gvisor ? checkEgressRuntime({ runtimes, egressRuntime, engine }) : chosen,
+        };
   let imageInfo: { Config?: { Labels?: Record<string, string> | null } };
   try {
     imageInfo = await dockerCall({
@@ -141,7 +143,9 @@ function checkEgressRuntime({
     available: Object.keys(runtimes),
     engine,
     hint:
-      (found === undefined ? '' : `It is registered as ${JSON.stringify(found)}, which is not gVisor with --network=none. `) +
+      (found === undefined
+        ? ''
+        : `It is registered as ${JSON.stringify(found)}, which is not gVisor with --network=none. `) +
       '`egress` needs gVisor registered a second time with `--network=none --host-uds=open` (the ' +
       "container's only way out is its proxy's socket): run `sudo npx ai-toolbelt setup-sandbox`, or add " +
       `{"runtimes":{"${egressRuntime}":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none","--host-uds=open"]}}} ` +

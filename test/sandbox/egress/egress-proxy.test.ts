@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors/invalid-argument-error.ts';
-import { type EgressOptions, resolveEgressOptions } from '../../../src/sandbox/egress/egress-options.ts';
+import {
+  type EgressOptions,
+  resolveEgressOptions,
+} from '../../../src/sandbox/egress/egress-options.ts';
 import { EgressProxy } from '../../../src/sandbox/egress/egress-proxy.ts';
 import type { EgressRefusal } from '../../../src/sandbox/egress/network-usage.ts';
 
@@ -83,16 +86,31 @@ async function start(options: Partial<EgressOptions> = {}, refusals: EgressRefus
 
 type Answer = { status: number; headers: IncomingHttpHeaders; body: string };
 
-function get(socketPath: string, url: string, headers: Record<string, string> = {}): Promise<Answer> {
+function get(
+  socketPath: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path: url, headers: { host: URL.canParse(url) ? new URL(url).host : 'x', ...headers } }, res => {
-      const chunks: Buffer[] = [];
-      res.on('data', chunk => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
-      );
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        socketPath,
+        path: url,
+        headers: { host: URL.canParse(url) ? new URL(url).host : 'x', ...headers },
+      },
+      res => {
+        const chunks: Buffer[] = [];
+        res.on('data', chunk => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -107,14 +125,23 @@ function tunnel(socketPath: string, target: string): Promise<Answer & { tunnelle
         const chunks: Buffer[] = [head];
         socket.on('data', chunk => chunks.push(chunk));
         socket.on('end', () =>
-          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
         );
         return;
       }
       const chunks: Buffer[] = [];
       socket.on('data', chunk => chunks.push(chunk));
       socket.on('end', () =>
-        resolve({ status: 200, headers: res.headers, body: '', tunnelled: Buffer.concat(chunks).toString() }),
+        resolve({
+          status: 200,
+          headers: res.headers,
+          body: '',
+          tunnelled: Buffer.concat(chunks).toString(),
+        }),
       );
       socket.on('error', reject);
       socket.write('GET /through HTTP/1.0\r\nHost: x\r\n\r\n');
@@ -135,7 +162,11 @@ describe('EgressProxy', () => {
     expect(answer.headers['x-seen-host']).toBe(`index.test:${indexPort}`);
     expect(answer.headers['x-seen-proxy-authorization']).toBe('undefined');
     const usage = proxy!.takeUsage();
-    expect(usage).toMatchObject({ connections: 1, hosts: [`index.test:${indexPort}`], refusedCount: 0 });
+    expect(usage).toMatchObject({
+      connections: 1,
+      hosts: [`index.test:${indexPort}`],
+      refusedCount: 0,
+    });
     expect(usage.bytesReceived).toBeGreaterThan(0);
     expect(proxy!.takeUsage().connections).toBe(0);
   });
@@ -200,7 +231,9 @@ describe('EgressProxy', () => {
   it('refuses what it cannot read, https in absolute form, and names that do not resolve', async () => {
     const path = await start({ allow: [{ host: '*', ports: [indexPort] }] });
     expect((await get(path, '/relative')).headers['x-ai-toolbelt-egress']).toBe('bad-request');
-    expect((await get(path, `https://index.test:${indexPort}/`)).headers['x-ai-toolbelt-egress']).toBe('bad-request');
+    expect(
+      (await get(path, `https://index.test:${indexPort}/`)).headers['x-ai-toolbelt-egress'],
+    ).toBe('bad-request');
     const missing = await tunnel(path, `nowhere.test:${indexPort}`);
     expect(missing.body).toContain('did not resolve (ENOTFOUND)');
   });
@@ -213,7 +246,9 @@ describe('EgressProxy', () => {
     expect(third.body).toContain('2 connections are open already');
     for (const socket of held) socket.destroy();
     // Once the two are released, a third connection is allowed; a fourth is over the run's 3.
-    await expect.poll(async () => (await get(path, `http://index.test:${indexPort}/`)).status).toBe(200);
+    await expect
+      .poll(async () => (await get(path, `http://index.test:${indexPort}/`)).status)
+      .toBe(200);
     const fourth = await get(path, `http://index.test:${indexPort}/`);
     expect(fourth.body).toContain('this run asked for 3 connections');
     proxy!.takeUsage();
@@ -240,7 +275,9 @@ describe('EgressProxy', () => {
     await proxy!.close();
     proxy = undefined;
     await closed;
-    await expect(get(path, `http://index.test:${indexPort}/`)).rejects.toThrow(/ENOENT|ECONNREFUSED/);
+    await expect(get(path, `http://index.test:${indexPort}/`)).rejects.toThrow(
+      /ENOENT|ECONNREFUSED/,
+    );
   });
 });
 
@@ -252,7 +289,10 @@ describe('resolveEgressOptions', () => {
     [{ allow: ['bad host'] }, 'egress.allow[0]'],
     [{ allow: [{ host: 'a.test', ports: [] }] }, 'egress.allow[0]'],
     [{ allow: ['pypi.org'], pythonIndexUrl: 'https://other.org/simple' }, 'egress.pythonIndexUrl'],
-    [{ allow: ['pypi.org'], pythonIndexUrl: 'https://u:p@pypi.org/simple' }, 'egress.pythonIndexUrl'],
+    [
+      { allow: ['pypi.org'], pythonIndexUrl: 'https://u:p@pypi.org/simple' },
+      'egress.pythonIndexUrl',
+    ],
     [{ allow: ['pypi.org'], maxConnections: 0 }, 'egress.maxConnections'],
     [{ allow: ['pypi.org'], socketDir: 'relative' }, 'egress.socketDir'],
   ])('refuses %j naming %s', (options, argument) => {

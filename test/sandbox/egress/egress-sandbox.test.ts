@@ -45,7 +45,9 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
       // The allowed index sends one project to the server that is not on the list.
       fallback: (request, response) => {
         if (request.url !== '/simple/atb-moved/') return false;
-        response.writeHead(302, { location: `http://second.test:${second.port}/simple/atb-moved/` });
+        response.writeHead(302, {
+          location: `http://second.test:${second.port}/simple/atb-moved/`,
+        });
         response.end();
         return true;
       },
@@ -63,7 +65,8 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
       ],
       pythonIndexUrl: `http://packages.test:${index.port}/simple`,
       resolve: async host => {
-        if (names[host] === undefined) throw Object.assign(new Error('unknown'), { code: 'ENOTFOUND' });
+        if (names[host] === undefined)
+          throw Object.assign(new Error('unknown'), { code: 'ENOTFOUND' });
         return [names[host]];
       },
       socketDir,
@@ -94,7 +97,10 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
 
   it('pip installs from the allowed index in a conversation; the next cell imports it, and a restored interpreter installs it again', async () => {
     const conversation = { id: 'egress-pip', userId: 'alice' };
-    const install = await sandbox.executeCell('%pip install atb-egress', { conversation, timeoutMs: 60_000 });
+    const install = await sandbox.executeCell('%pip install atb-egress', {
+      conversation,
+      timeoutMs: 60_000,
+    });
     expect(install.status, install.stderr + install.stdout).toBe('success');
     expect(install.stdout).toContain('Successfully installed atb-egress-1.0');
     expect(install.network?.hosts).toEqual([`packages.test:${index.port}`]);
@@ -102,20 +108,33 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
     expect(install.network?.refused).toEqual([]);
     expect(install.notes.join('\n')).toMatch(/^Network: \d+ connections? \(packages\.test:/m);
 
-    const used = await sandbox.executeCell('import atb_egress\nprint(atb_egress.VALUE)', { conversation });
+    const used = await sandbox.executeCell('import atb_egress\nprint(atb_egress.VALUE)', {
+      conversation,
+    });
     expect(used).toMatchObject({ status: 'success', stdout: '42\n' });
     expect(used.network).toMatchObject({ connections: 0, refusedCount: 0 });
 
     // The interpreter is lost; the replay of the kept cells runs the install again.
-    const containers = await docker.listContainers({ filters: { label: ['ai-toolbelt.sandbox.kind=conversation'] } });
-    for (const found of containers) await docker.getContainer(found.Id).kill().catch(() => {});
-    const restored = await sandbox.executeCell('print(atb_egress.VALUE + 1)', { conversation, timeoutMs: 60_000 });
+    const containers = await docker.listContainers({
+      filters: { label: ['ai-toolbelt.sandbox.kind=conversation'] },
+    });
+    for (const found of containers)
+      await docker
+        .getContainer(found.Id)
+        .kill()
+        .catch(() => {});
+    const restored = await sandbox.executeCell('print(atb_egress.VALUE + 1)', {
+      conversation,
+      timeoutMs: 60_000,
+    });
     expect(restored).toMatchObject({ status: 'success', stdout: '43\n' });
     expect(restored.restored?.cells).toBe(2);
-    expect(index.requests.filter(url => url === '/simple/atb-egress/').length).toBeGreaterThanOrEqual(2);
+    expect(
+      index.requests.filter(url => url === '/simple/atb-egress/').length,
+    ).toBeGreaterThanOrEqual(2);
   }, 180_000);
 
-  it('refuses the server off the list, loopback, the host\'s own addresses, a name mapped to loopback and a redirect, with notes', async () => {
+  it("refuses the server off the list, loopback, the host's own addresses, a name mapped to loopback and a redirect, with notes", async () => {
     const targets = [
       `http://second.test:${second.port}/`,
       `http://127.0.0.1:${index.port}/simple/`,
@@ -216,12 +235,13 @@ print(json.dumps(out))
   }, 120_000);
 
   it('refuses engines it cannot mount a socket into', () => {
-    expect(() =>
-      new DockerSandbox({
-        engines: ['tcp://127.0.0.1:1'],
-        allowInsecureTcp: true,
-        egress: { allow: ['packages.test'] },
-      }),
+    expect(
+      () =>
+        new DockerSandbox({
+          engines: ['tcp://127.0.0.1:1'],
+          allowInsecureTcp: true,
+          egress: { allow: ['packages.test'] },
+        }),
     ).toThrow(InvalidArgumentError);
   });
 });
@@ -240,7 +260,11 @@ except Exception as error:
 print(json.dumps(out))
 `);
     expect(result.status, result.stderr).toBe('success');
-    expect(JSON.parse(result.stdout)).toEqual({ proxy: null, mounted: false, forwarder: 'ConnectionRefusedError' });
+    expect(JSON.parse(result.stdout)).toEqual({
+      proxy: null,
+      mounted: false,
+      forwarder: 'ConnectionRefusedError',
+    });
     expect(result.network).toBeUndefined();
     expect(result.notes).toEqual([]);
     expect(sandbox.runtime).toBe('runsc');

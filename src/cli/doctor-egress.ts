@@ -1,4 +1,4 @@
-import type { DoctorCheck } from './doctor.ts';
+import type { DoctorCheck } from './doctor-check.ts';
 
 /** The runtime that containers allowed the network (through the egress proxy) run under. */
 export const EGRESS_RUNTIME = 'runsc-egress';

@@ -1,16 +1,7 @@
+import type { DoctorCheck } from './doctor-check.ts';
 import { egressRuntimeCheck, pipCheck, TRIAL_CODE, type EngineRuntime } from './doctor-egress.ts';
 
-/** One line of the doctor's report. */
-export type DoctorCheck = {
-  /** What was checked. */
-  name: string;
-  /** Whether it is fine. */
-  ok: boolean;
-  /** What was found. */
-  detail: string;
-  /** What to do about it, when it is not fine. */
-  fix?: string;
-};
+export type { DoctorCheck } from './doctor-check.ts';
 
 const SETUP = 'sudo npx ai-toolbelt setup-sandbox';
 

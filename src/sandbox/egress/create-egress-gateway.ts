@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
-import type { EngineAddress } from '../options/engine-address.ts';
+import type Docker from 'dockerode';
 import { EgressGateway } from './egress-gateway.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 
@@ -20,7 +20,7 @@ export function createEgressGateway({
   /** The resolved policy, if any. */
   egress: ResolvedEgress | undefined;
   /** The sandbox's engines. */
-  engines: readonly EngineAddress[];
+  engines: ReadonlyArray<{ name: string; docker: Docker }>;
 }): EgressGateway | undefined {
   if (egress === undefined) return undefined;
   for (const engine of engines) {

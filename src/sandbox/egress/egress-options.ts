@@ -1,3 +1,5 @@
+// egress/: what sandboxed code may reach over the network: the allow-list, the check of each
+// connection, the proxy each container gets on a Unix socket, and what a run reports.
 import { lookup } from 'node:dns/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';

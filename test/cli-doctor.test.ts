@@ -41,7 +41,7 @@ describeSandbox('ai-toolbelt doctor and setup-sandbox', () => {
     expect(code).toBe(0);
   }, 120_000);
 
-  it('with --egress, finds runsc-egress with both arguments and pip in the image', async () => {
+  it('with --egress, finds runsc-egress with both arguments and pip in the image, and runs through the proxy', async () => {
     const { code, checks } = await doctor({}, ['--egress']);
     expect(checks.filter(check => !check.ok)).toEqual([]);
     const detail = (name: string) => checks.find(check => check.name === name)!.detail;
@@ -49,6 +49,9 @@ describeSandbox('ai-toolbelt doctor and setup-sandbox', () => {
       /^runsc-egress \(\S*runsc --network=none --host-uds=open\)$/,
     );
     expect(detail('pip in the image')).toMatch(/^pip \d+\.\d+/);
+    expect(detail('egress proxy')).toMatch(
+      /^reached an allowed host and was refused one that resolves to loopback \(\d+ ms\)$/,
+    );
     expect(code).toBe(0);
   }, 120_000);
 

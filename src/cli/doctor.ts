@@ -1,4 +1,5 @@
 import type { DoctorCheck } from './doctor-check.ts';
+import { egressTrial } from './doctor-egress-trial.ts';
 import { egressRuntimeCheck, pipCheck, TRIAL_CODE, type EngineRuntime } from './doctor-egress.ts';
 
 export type { DoctorCheck } from './doctor-check.ts';
@@ -11,7 +12,8 @@ const SETUP = 'sudo npx ai-toolbelt setup-sandbox';
  * image, and one real run under gVisor. Stops at the first failure (the next checks depend
  * on it). The egress runtime (`runsc-egress`) and pip in the image are checked too; they fail
  * only when `egress` is asked about, except a `runsc-egress` that would give containers a
- * network or no gVisor, which always fails.
+ * network or no gVisor, which always fails. With `egress`, a last run goes through the egress
+ * proxy: one host reached, one refused (both this check's own server on loopback).
  *
  * @example
  * ```ts
@@ -101,6 +103,9 @@ export async function doctor({
       checks.push(
         pipCheck({ version: pip || undefined, egress, fix: `rebuild the image: ${SETUP}` }),
       );
+      if (egress && checks.every(check => check.ok)) {
+        checks.push(await egressTrial({ image: wanted, timeoutMs, fix: SETUP }));
+      }
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -370,8 +370,9 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     // A session's removal failure is seen again (and reported) by its engine's final sweep.
     await Promise.allSettled([...this.sessions].map(session => session.close()));
     const failures = (await Promise.all(engines.map(engine => engine.close({ keep })))).flat();
-    // Interpreters kept for other replicas lose their network with this process.
-    await this.egress?.close();
+    // Interpreters kept for other replicas keep their proxy's directory: the next replica to
+    // serve one takes the proxy over.
+    await this.egress?.close({ keep });
     if (failures.length === 0) return;
     const byId = new Map(failures.map(failure => [failure.id, failure.cause]));
     throw new SandboxCleanupError({ containerIds: [...byId.keys()], causes: [...byId.values()] });

@@ -273,7 +273,14 @@ export class ConversationInterpreters {
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
-    const network = live.engine.limits?.egress?.gateway.usage(live.container.id);
+    // A replica that did not start the interpreter takes its proxy over if its starter is gone.
+    const network = await live.engine.limits?.egress?.gateway
+      .adopt({
+        container: live.container,
+        dockerTimeoutMs: this.dockerTimeoutMs,
+        cleanup: live.engine.cleanup,
+      })
+      .catch(() => undefined);
     let run: Awaited<ReturnType<typeof runCell>>;
     try {
       run = await runCell({

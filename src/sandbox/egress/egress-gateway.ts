@@ -1,11 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { connect } from 'node:net';
+import { dirname, join, resolve as resolvePath } from 'node:path';
 import type Docker from 'dockerode';
+import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
+import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
 import { pythonSource } from '../in-container/python-source.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 import { EgressProxy } from './egress-proxy.ts';
-import type { EgressRefusal, SandboxNetworkUsage } from './network-usage.ts';
+import { dockerCall } from '../docker/docker-call.ts';
+import { EXPIRES_LABEL } from '../docker/labels.ts';
+import type { SandboxNetworkUsage } from './network-usage.ts';
 
 /** Where a container finds its proxy's socket (its directory is the only host path mounted). */
 export const EGRESS_MOUNT = '/run/ai-toolbelt-egress';
@@ -15,8 +20,8 @@ export const EGRESS_PORT = 3128;
 /** One container's egress: its proxy and the directory holding its socket. */
 export type EgressLink = {
   readonly proxy: EgressProxy;
-  /** Stops the proxy and removes its directory (idempotent). */
-  close(): Promise<void>;
+  /** Stops the proxy and removes its directory unless told to keep it (idempotent). */
+  close(options?: { keepDirectory?: boolean }): Promise<void>;
 };
 
 /**
@@ -34,22 +39,17 @@ export type EgressLink = {
  */
 export class EgressGateway {
   readonly egress: ResolvedEgress;
-  private readonly onRefused: ((refusal: EgressRefusal) => void) | undefined;
   private readonly links = new Map<string, EgressLink>();
   private readonly live = new Set<EgressLink>();
   private closed = false;
 
   constructor({
     egress,
-    onRefused,
   }: {
     /** The policy. */
     egress: ResolvedEgress;
-    /** Told about every refusal of every container (telemetry). */
-    onRefused?: (refusal: EgressRefusal) => void;
   }) {
     this.egress = egress;
-    this.onRefused = onRefused;
   }
 
   /**
@@ -69,44 +69,66 @@ export class EgressGateway {
     /** The runtime to use instead of the egress runtime (the runc opt-in), if any. */
     runtime?: string | undefined;
   }): Promise<{ spec: Docker.ContainerCreateOptions; link: EgressLink }> {
-    if (this.closed) throw new Error('the egress gateway is closed');
+    if (this.closed) throw new SandboxClosedError();
     // 0711: other host users cannot list the per-container directories (their names are random).
     await mkdir(this.egress.socketDir, { recursive: true, mode: 0o711 });
     const dir = join(this.egress.socketDir, randomBytes(12).toString('hex'));
     await mkdir(dir, { mode: 0o755 });
     await chmod(dir, 0o755);
-    let proxy: EgressProxy;
+    let link: EgressLink;
     try {
-      proxy = await EgressProxy.listen({
-        egress: this.egress,
-        path: join(dir, 'proxy.sock'),
-        ...(this.onRefused ? { onRefused: this.onRefused } : {}),
-      });
+      link = await this.listenAt({ dir, ttlMs });
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
     }
-    let closing: Promise<void> | undefined;
-    const timer = setTimeout(() => void link.close(), ttlMs + 30_000);
-    timer.unref();
-    const link: EgressLink = {
-      proxy,
-      close: () => {
-        closing ??= (async () => {
-          clearTimeout(timer);
-          try {
-            await proxy.close();
-          } finally {
-            await rm(dir, { recursive: true, force: true });
-            // Only now: the gateway's close() waits for links already closing.
-            this.live.delete(link);
-          }
-        })();
-        return closing;
-      },
-    };
-    this.live.add(link);
     return { spec: this.patch({ spec, dir, runtime }), link };
+  }
+
+  /**
+   * Takes over the proxy of an interpreter another process started (a replica that served its
+   * earlier cells, and may have stopped since): when nothing answers on its socket, this process
+   * listens there, so the interpreter keeps its network. Only directories under `socketDir` are
+   * taken over. Returns the usage reader (see `usage`), or undefined when the container has no
+   * egress mount or another process still serves its socket.
+   */
+  async adopt({
+    container,
+    dockerTimeoutMs,
+    cleanup,
+  }: {
+    /** The interpreter's container. */
+    container: Docker.Container;
+    /** Deadline of the inspect call. */
+    dockerTimeoutMs: number;
+    /** Its engine's removals: the proxy goes with the container. */
+    cleanup: CleanupTracker;
+  }): Promise<(() => SandboxNetworkUsage) | undefined> {
+    const known = this.usage(container.id);
+    if (known !== undefined || this.closed) return known;
+    const info = await dockerCall({
+      operation: 'container inspect',
+      timeoutMs: dockerTimeoutMs,
+      call: abortSignal => container.inspect({ abortSignal }),
+    });
+    const dir = info.Mounts?.find(mount => mount.Destination === EGRESS_MOUNT)?.Source;
+    if (dir === undefined || dirname(dir) !== resolvePath(this.egress.socketDir)) return undefined;
+    const path = join(dir, 'proxy.sock');
+    if (await answers(path)) return undefined;
+    await rm(path, { force: true });
+    const expires = Number(info.Config?.Labels?.[EXPIRES_LABEL]);
+    const link = await this.listenAt({
+      dir,
+      ttlMs: Number.isFinite(expires) ? Math.max(0, expires - Date.now()) : 0,
+    });
+    // Raced by another replica: whichever listened last serves; this one goes.
+    if (this.usage(container.id) !== undefined) {
+      await link.close({ keepDirectory: true });
+    } else {
+      this.bind(container.id, link);
+      cleanup.whenRemoved(container.id, () => this.release(container.id));
+    }
+    return this.usage(container.id);
   }
 
   /** Records which container a link serves, so runs and cells find their usage. */
@@ -131,11 +153,42 @@ export class EgressGateway {
     return proxy && (() => proxy.takeUsage());
   }
 
-  /** Closes every proxy. */
-  async close(): Promise<void> {
+  /**
+   * Closes every proxy. Those of `keep` (interpreters another replica serves) keep their socket's
+   * directory, mounted in the container, so that replica can take the proxy over (`adopt`).
+   */
+  async close({ keep }: { keep?: ReadonlySet<string> } = {}): Promise<void> {
     this.closed = true;
+    const kept = new Set(
+      [...this.links].filter(([id]) => keep?.has(id) === true).map(([, link]) => link),
+    );
     this.links.clear();
-    await Promise.all([...this.live].map(link => link.close()));
+    await Promise.all([...this.live].map(link => link.close({ keepDirectory: kept.has(link) })));
+  }
+
+  private async listenAt({ dir, ttlMs }: { dir: string; ttlMs: number }): Promise<EgressLink> {
+    const proxy = await EgressProxy.listen({ egress: this.egress, path: join(dir, 'proxy.sock') });
+    let closing: Promise<void> | undefined;
+    const timer = setTimeout(() => void link.close(), ttlMs + 30_000);
+    timer.unref();
+    const link: EgressLink = {
+      proxy,
+      close: ({ keepDirectory = false } = {}) => {
+        closing ??= (async () => {
+          clearTimeout(timer);
+          try {
+            await proxy.close();
+          } finally {
+            if (!keepDirectory) await rm(dir, { recursive: true, force: true });
+            // Only now: the gateway's close() waits for links already closing.
+            this.live.delete(link);
+          }
+        })();
+        return closing;
+      },
+    };
+    this.live.add(link);
+    return link;
   }
 
   private patch({
@@ -177,4 +230,18 @@ export class EgressGateway {
       },
     };
   }
+}
+
+/** Whether a process listens on the Unix socket `path` (within a second). */
+function answers(path: string): Promise<boolean> {
+  return new Promise(resolve => {
+    const socket = connect(path);
+    const done = (listening: boolean) => {
+      socket.destroy();
+      resolve(listening);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }

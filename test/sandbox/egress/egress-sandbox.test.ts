@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createStorage } from 'unstorage';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors/invalid-argument-error.ts';
 import { DockerSandbox, type EgressOptions } from '../../../src/sandbox/index.ts';
@@ -24,6 +25,7 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
   let index: { server: Server; port: number; requests: string[] };
   let second: { server: Server; port: number; requests: string[] };
   let sandbox: DockerSandbox;
+  let egress: EgressOptions;
   let otel: OtelHarness;
   const hostAddresses = Object.values(networkInterfaces())
     .flat()
@@ -57,7 +59,7 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
       'second.test': '127.0.0.1',
       'sneaky.test': '127.0.0.1',
     };
-    const egress: EgressOptions = {
+    egress = {
       allow: [
         { host: 'packages.test', ports: [index.port], privateAddresses: true },
         // Allowed by name, but it resolves to loopback and its rule does not allow that.
@@ -233,6 +235,55 @@ print(json.dumps(out))
     expect(seen.dns).toBe('gaierror');
     expect(seen['engine socket']).toBe('FileNotFoundError');
   }, 120_000);
+
+  it('a replica serving an interpreter another replica started takes its proxy over once that one is gone', async () => {
+    const replicaSockets = mkdtempSync(join(tmpdir(), 'atb-egress-replicas-'));
+    const options = {
+      docker,
+      image: SANDBOX_IMAGE,
+      warmPoolSize: 0,
+      preimport: [],
+      egress: { ...egress, socketDir: replicaSockets },
+      conversations: {
+        store: createStorage(),
+        encryptionKey: 'egress-replica-key-0123456789abcdef',
+        warmPoolSize: 0,
+      },
+    };
+    const a = await DockerSandbox.create(options);
+    const b = await DockerSandbox.create(options);
+    try {
+      const conversation = { id: 'egress-replicas', userId: 'bob' };
+      const install = await a.executeCell('%pip install atb-egress', {
+        conversation,
+        timeoutMs: 60_000,
+      });
+      expect(install.network?.connections).toBeGreaterThanOrEqual(1);
+      // A still serves the proxy: B uses it as it is, and has no usage to report.
+      const fromB = await b.executeCell('import atb_egress\nprint(atb_egress.VALUE)', {
+        conversation,
+      });
+      expect(fromB).toMatchObject({ stdout: '42\n' });
+      expect(fromB.network).toBeUndefined();
+      await a.close();
+      const fetch = await b.executeCell(
+        `import urllib.request\nprint(urllib.request.urlopen("http://packages.test:${index.port}/simple/atb-egress/", timeout=20).status)`,
+        { conversation },
+      );
+      expect(fetch.restored).toBeUndefined();
+      expect(fetch).toMatchObject({ status: 'success', stdout: '200\n' });
+      expect(fetch.network).toMatchObject({
+        connections: 1,
+        hosts: [`packages.test:${index.port}`],
+      });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    // B removed the interpreter: the proxy it took over went with it, and its directory.
+    expect(readdirSync(replicaSockets)).toEqual([]);
+    rmSync(replicaSockets, { recursive: true, force: true });
+  }, 180_000);
 
   it('refuses engines it cannot mount a socket into', () => {
     expect(

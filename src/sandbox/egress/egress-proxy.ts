@@ -1,6 +1,5 @@
 import { chmod } from 'node:fs/promises';
 import {
-  type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
   type ServerResponse,
@@ -10,6 +9,7 @@ import {
 import { type Socket, connect } from 'node:net';
 import { checkTarget } from './check-target.ts';
 import type { ResolvedEgress } from './egress-options.ts';
+import { connectFailed, passOn, refusalText } from './proxy-messages.ts';
 import {
   type EgressRefusal,
   MAX_REFUSALS_KEPT,
@@ -22,19 +22,6 @@ type RunCounters = Omit<SandboxNetworkUsage, 'hosts'> & {
   attempts: number;
   overLimit: boolean;
 };
-
-// Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never passed on.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'proxy-connection',
-  'keep-alive',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 /**
  * The host side of a container's egress: an HTTP proxy on a Unix socket (mounted into that
@@ -365,30 +352,4 @@ function newRun(): RunCounters {
     ...{ connections: 0, bytesSent: 0, bytesReceived: 0, hosts: new Set<string>() },
     ...{ refused: [], refusedCount: 0, attempts: 0, overLimit: false },
   };
-}
-
-function connectFailed(host: string, port: number): EgressRefusal {
-  return {
-    host,
-    port,
-    reason: 'connect-failed',
-    detail: 'the allowed host did not accept the connection',
-  };
-}
-
-function refusalText(refusal: EgressRefusal): string {
-  const target = refusal.port === 0 ? refusal.host : `${refusal.host}:${refusal.port}`;
-  return `ai-toolbelt sandbox egress refused ${target}: ${refusal.detail}.\n`;
-}
-
-function passOn(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {};
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map(name => name.trim().toLowerCase());
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.includes(name)) continue;
-    kept[name] = value;
-  }
-  return kept;
 }

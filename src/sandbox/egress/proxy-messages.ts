@@ -1,0 +1,45 @@
+// The proxy's HTTP messages: refusals and the headers it passes on.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { EgressRefusal } from './network-usage.ts';
+
+// Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never passed on.
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** The refusal for an allowed host that did not take the connection. */
+export function connectFailed(host: string, port: number): EgressRefusal {
+  return {
+    host,
+    port,
+    reason: 'connect-failed',
+    detail: 'the allowed host did not accept the connection',
+  };
+}
+
+/** The body of a refusal: one line naming the target and why. */
+export function refusalText(refusal: EgressRefusal): string {
+  const target = refusal.port === 0 ? refusal.host : `${refusal.host}:${refusal.port}`;
+  return `ai-toolbelt sandbox egress refused ${target}: ${refusal.detail}.\n`;
+}
+
+/** The headers a request or response is passed on with: no hop-by-hop or proxy headers. */
+export function passOn(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const kept: Record<string, string | string[]> = {};
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map(name => name.trim().toLowerCase());
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.includes(name)) continue;
+    kept[name] = value;
+  }
+  return kept;
+}

@@ -62,7 +62,7 @@ def run_code(code, namespace, filename, source=None):
         if callable(code):
             code()
         else:
-            exec(compile(code, filename, "exec"), namespace)
+            exec(compile(parse_code(code, filename), filename, "exec"), namespace)
         return 0
     except SystemExit as error:
         if error.code is None:
@@ -77,8 +77,102 @@ def run_code(code, namespace, filename, source=None):
         first = error.__traceback__
         while first is not None and first.tb_frame.f_code.co_filename != filename:
             first = first.tb_next
-        traceback.print_exception(type(error), error, first or error.__traceback__.tb_next)
+        if first is None and not isinstance(error, SyntaxError):
+            first = error.__traceback__.tb_next
+        # A SyntaxError without a frame of the code's is the code's own: printed without frames.
+        traceback.print_exception(type(error), error, first)
         return 1
+
+
+# A notebook pip line: `%pip ARGS` or `!pip ARGS` (or pip3) alone on its line, indented or not.
+_PIP_LINE = r"([ \t]*)[%!]pip3?(?![\w.-])[ \t]*(.*)"
+# The placeholder call a pip line becomes while the code is parsed.
+_PIP_CALL = "__ai_toolbelt_pip__"
+
+
+def parse_code(source, filename):
+    """The module AST of `source` (text), where each notebook pip line that stands as a statement
+    (`%pip install x` or `!pip install x`, at any indentation; not a line inside a string
+    literal or an expression) is a call of `pip("install x")`, as in a notebook. Raises the
+    SyntaxError compiling `source` raises, at the user's own line numbers and text.
+
+    The lines are found before parsing and replaced by a placeholder call of the same line;
+    one the parsed tree does not hold as a statement of its own goes back to the user's text.
+    """
+    import ast, re
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
+    found = {}  # line index: (indentation, pip's arguments)
+    for index, line in enumerate(lines):
+        match = re.fullmatch(_PIP_LINE, line.rstrip("\r\n"))
+        if match is not None:
+            found[index] = match.groups()
+    if not found:
+        return ast.parse(source, filename, "exec")
+
+    def rewritten():
+        text = list(lines)
+        for index, (indent, _args) in found.items():
+            ending = lines[index][len(lines[index].rstrip("\r\n")):]
+            text[index] = "%s%s(%d)%s" % (indent, _PIP_CALL, index, ending)
+        return "".join(text)
+
+    while found:
+        try:
+            tree, failure = ast.parse(rewritten(), filename, "exec"), None
+        except SyntaxError as error:
+            tree, failure = None, error
+        if failure is not None:
+            try:
+                # Every candidate was text in a string (a `\`-continued one), or the code is wrong.
+                return ast.parse(source, filename, "exec")
+            except SyntaxError:
+                pass
+            index = (failure.lineno or 0) - 1
+            if index in found:
+                failure.text = lines[index]
+                failure.offset = len(found[index][0]) + 1
+                if hasattr(failure, "end_offset"):
+                    failure.end_offset = None
+            failure.__context__ = None
+            raise failure
+        statements = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                call = node.value
+                if isinstance(call.func, ast.Name) and call.func.id == _PIP_CALL and len(call.args) == 1:
+                    index = getattr(call.args[0], "value", None)
+                    if index in found and node.lineno == index + 1 and node.col_offset == len(found[index][0]):
+                        statements[index] = node
+        if len(statements) == len(found):
+            for index, node in statements.items():
+                # __import__("ai_toolbelt_artifacts").pip(ARGS): no name in the code's namespace.
+                loader = ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()), args=[ast.Constant(value="ai_toolbelt_artifacts")], keywords=[])
+                function = ast.Attribute(value=loader, attr="pip", ctx=ast.Load())
+                node.value = ast.Call(func=function, args=[ast.Constant(value=found[index][1])], keywords=[])
+                # The whole line, as the user wrote it (a traceback then points at no part of it).
+                end = len(lines[index].rstrip("\r\n").encode("utf-8"))
+                for part in ast.walk(node):
+                    part.lineno = part.end_lineno = index + 1
+                    part.col_offset, part.end_col_offset = len(found[index][0]), end
+            return tree
+        found = {index: found[index] for index in statements}
+    return ast.parse(source, filename, "exec")
+
+
+def pip(arguments):
+    """Runs a notebook pip line: `python -m pip ARGUMENTS` (split as a shell would, `#` starting a
+    comment), its output on the code's stdout and stderr; then clears the import system's caches
+    so the packages it installed import. A failure raises RuntimeError."""
+    import importlib, shlex, subprocess
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    status = subprocess.call([sys.executable, "-m", "pip"] + shlex.split(arguments, comments=True))
+    importlib.invalidate_caches()
+    if status != 0:
+        raise RuntimeError("pip exited with status %d" % status)
 
 
 def output_files():

@@ -126,14 +126,18 @@ def run_cell(source, namespace, filename, show, running):
     """Runs `source` as a notebook cell in `namespace`: its exit status, as `run_code` gives it.
 
     All statements run as a script; the value of a last expression statement goes to `show`
-    (and `_`) unless it is None or the cell ends with `;`. `running(True)` marks the window in
-    which an interrupt may stop the code (see interpreter_kernel.py)."""
+    (and `_`) unless it is None or the cell ends with `;`. `%pip ...` and `!pip ...` lines run
+    pip (`parse_code` in artifacts.py). `running(True)` marks the window in which an interrupt
+    may stop the code (see interpreter_kernel.py)."""
     import ast
-    from ai_toolbelt_artifacts import run_code
+    from ai_toolbelt_artifacts import parse_code, run_code
     try:
-        tree = ast.parse(source, filename, "exec")
+        tree = parse_code(source, filename)
     except (SyntaxError, ValueError):
-        return run_code(source, namespace, filename)  # prints the error as Python would
+        tree = None
+    if tree is None:
+        # Prints the error as Python would (outside the except: no "during handling" context).
+        return run_code(source, namespace, filename)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not is_silenced(source):
         last = ast.Expression(body=tree.body.pop().value)

@@ -11,6 +11,9 @@
 #
 # A cell runs as a notebook cell (display.py). On its deadline the supervisor sends SIGINT: the
 # cell gets a KeyboardInterrupt and the state stays; it is killed only if it does not stop.
+# `%pip install ...` lines run pip (artifacts.py); with an egress policy (AI_TOOLBELT_EGRESS_SOCKET
+# set) the import system's caches are also cleared before each cell, so a package pip installed
+# in one cell, by any means, imports in the next.
 import os, signal, sys
 from ai_toolbelt_artifacts import Artifacts, output_files, warm_up
 from ai_toolbelt_charts import chart_data
@@ -22,6 +25,7 @@ sys.stderr.reconfigure(line_buffering=True)
 _CONTROL = int(sys.argv[1])
 _RECORDS = int(sys.argv[2])
 _PREIMPORT = [name for name in sys.argv[3].split(",") if name] if len(sys.argv) > 3 else []
+_EGRESS = bool(os.environ.get("AI_TOOLBELT_EGRESS_SOCKET"))
 
 
 def _write_all(fd, data):
@@ -192,6 +196,9 @@ def _serve():
         os.makedirs("/tmp/outputs", exist_ok=True)
         if isinstance(request.get("seed"), int):
             _seed(request["seed"])
+        if _EGRESS:
+            import importlib
+            importlib.invalidate_caches()
         before = output_files()
         _pending[0] = False  # an interrupt meant for the cell before
         # A replayed cell shows nothing: what it showed was returned when it first ran.

@@ -20,7 +20,14 @@
 # SIGINT (a KeyboardInterrupt in the cell: its state stays); only if the cell has not ended a grace
 # later is it killed. The host checks every limit again: the cells can find this process and
 # signal it.
+#
+# With an egress policy (AI_TOOLBELT_EGRESS_SOCKET set) it first starts the egress forwarder
+# (egress.py: the user site directory, the proxy port bound here, the forwarder in a session of
+# its own: the SIGINT for a cell goes to the kernel's pid only, and only the kernel's pid is
+# waited for). If that fails the kernel still starts, without network; the reason is written to
+# stderr and at the start of the first cell's stderr (not a replayed one's).
 import hmac, json, os, selectors, signal, sys, time
+from ai_toolbelt_egress import start_egress
 
 try:
     import ctypes
@@ -44,6 +51,9 @@ MAX_RECORD = 64 << 20
 # How long an interrupted cell has to end before the kernel is killed (the host waits for it).
 INTERRUPT_GRACE_S = 2.0
 
+egress_problem = start_egress()
+if egress_problem:
+    os.write(2, egress_problem.encode())
 control_r, control_w = os.pipe()
 records_r, records_w = os.pipe()
 out_r, out_w = os.pipe()
@@ -173,7 +183,7 @@ def parse_requests():
 
 
 def start_next():
-    global current
+    global current, egress_problem
     if current is not None or not queue:
         return
     request_id, header, body = queue.pop(0)
@@ -199,6 +209,9 @@ def start_next():
     }
     if isinstance(header.get("seed"), int):
         kernel_header["seed"] = header["seed"]
+    if egress_problem and not header.get("replay"):
+        forward("err", egress_problem.encode())
+        egress_problem = None
     if not pending_control:
         selector.register(control_w, selectors.EVENT_WRITE, "control")
     pending_control.extend(json.dumps(kernel_header).encode() + b"\n" + body)

@@ -6,10 +6,16 @@ import { fileURLToPath } from 'node:url';
 
 /** The Python programs that run inside sandbox containers (files under `src/sandbox/in-container/`). */
 export type PythonProgram =
-  'interpreter_kernel' | 'interpreter_supervisor' | 'run_bootstrap' | 'run_supervisor';
+  | 'egress_forwarder'
+  | 'interpreter_kernel'
+  | 'interpreter_supervisor'
+  | 'run_bootstrap'
+  | 'run_supervisor';
 
 /** The shared modules each program imports (`artifacts.py` as `ai_toolbelt_artifacts`, ...), in load order. */
 const MODULES: Partial<Record<PythonProgram, readonly string[]>> = {
+  run_supervisor: ['egress'],
+  interpreter_supervisor: ['egress'],
   run_bootstrap: ['artifacts'],
   interpreter_kernel: ['artifacts', 'charts', 'display'],
 };
@@ -20,8 +26,9 @@ const sources = new Map<PythonProgram, string>();
  * The source of one in-container Python program, read from the package on first use. They are
  * Python files (not strings in TypeScript) so that Python tools and host-side tests read them.
  * A program is run as `python3 -c SOURCE`, so the shared modules it imports
- * (`ai_toolbelt_artifacts` from `artifacts.py`, `ai_toolbelt_display`, `ai_toolbelt_charts`) are
- * put in front of it, installed in `sys.modules` before the program's first line.
+ * (`ai_toolbelt_artifacts` from `artifacts.py`, `ai_toolbelt_display`, `ai_toolbelt_charts`,
+ * `ai_toolbelt_egress` in the supervisors) are put in front of it, installed in `sys.modules`
+ * before the program's first line.
  *
  * @example
  * ```ts

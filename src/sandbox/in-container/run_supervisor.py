@@ -6,19 +6,26 @@
 #    running as the same user can then neither ptrace it nor read /proc/<pid>/mem (gVisor
 #    enforces both, like Linux). If that fails, or ctypes is missing, it fails closed: one
 #    line on stderr, exit 71 (`SUPERVISOR_UNSAFE_EXIT` on the host), and the bootstrap is never started.
-# 2. Forks the bootstrap, which imports its modules and then waits on a pipe.
+# 2. With an egress policy (AI_TOOLBELT_EGRESS_SOCKET set), starts the egress forwarder
+#    (egress.py: user site directory, the proxy port bound here, the forwarder in a session of
+#    its own); if that fails the code still runs, without network, and the reason is written to
+#    stderr just before the done marker (a line before the bootstrap's ready marker would break
+#    the host's ready check). Then forks the bootstrap, which imports its modules and then
+#    waits on a pipe.
 # 3. Reads exactly the first line of stdin, the run's proof token, then tells the bootstrap
 #    to read the rest (the code's nonce, header, code and files). The token was never in the
 #    code's process: not in its memory, its stdin or its arguments.
 # 4. Waits for the bootstrap to exit, SIGKILLs every other process of the container (a
-#    daemon the code left behind), waits until none can still write, and writes the done
-#    marker `\0ai-toolbelt:<token>:<status>\n` on stdout and stderr, then exits with the status.
+#    daemon the code left behind, the egress forwarder), waits until none can still write, and
+#    writes the done marker `\0ai-toolbelt:<token>:<status>\n` on stdout and stderr, then exits
+#    with the status.
 #
 # So the host reports a run as soon as this marker arrives (no wait for gVisor's teardown),
 # and a marker the code forges (it cannot know the token) is just output. Code that kills or
 # stops this process only loses its marker: the run is then classified from the container's
 # real exit state, or killed at its deadline.
 import os, sys, time
+from ai_toolbelt_egress import start_egress
 try:
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
@@ -29,6 +36,7 @@ try:
 except BaseException as error:
     os.write(2, ("ai-toolbelt sandbox: the supervisor could not make itself non-dumpable (%s: %s); no code was run\n" % (type(error).__name__, error)).encode())
     os._exit(71)
+egress_problem = start_egress()
 go_read, go_write = os.pipe()
 child = os.fork()
 if child == 0:
@@ -69,6 +77,8 @@ while time.monotonic() < deadline:
     if not busy:
         break
     time.sleep(0.002)
+if egress_problem:
+    os.write(2, egress_problem.encode())
 mark = b"\0ai-toolbelt:" + token[:32] + b":" + str(status).encode() + b"\n"
 for fd in (1, 2):
     data = mark

@@ -3,13 +3,15 @@
 // in a private /tmp (a mount namespace), frames its records as the host's parser reads them and
 // keeps to the caps it is given.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createNonce,
   encodeRunInput,
   markerPrefix,
+  READY_MARKER,
 } from '../../../src/sandbox/in-container/bootstrap.ts';
 import { OutputCollector } from '../../../src/sandbox/output/output-collector.ts';
 import { pythonSource } from '../../../src/sandbox/in-container/python-source.ts';
@@ -25,6 +27,8 @@ describe('in-container Python programs', () => {
       'artifacts.py',
       'charts.py',
       'display.py',
+      'egress.py',
+      'egress_forwarder.py',
       'interpreter_kernel.py',
       'interpreter_supervisor.py',
       'run_bootstrap.py',
@@ -62,7 +66,11 @@ const isRoot = process.getuid?.() === 0;
  * supervisor ends by SIGKILLing every process it can see, as in a container: on the host, as
  * root, that would be every process of the machine) with a private tmpfs at /tmp.
  */
-async function runOnHost(code: string, caps = { images: 2, files: 3, bytes: 1 << 20 }) {
+async function runOnHost(
+  code: string,
+  caps = { images: 2, files: 3, bytes: 1 << 20 },
+  env: Record<string, string> = {},
+) {
   const proof = createNonce();
   const nonce = createNonce();
   const resolved = resolveRecordCaps(caps);
@@ -77,7 +85,7 @@ async function runOnHost(code: string, caps = { images: 2, files: 3, bytes: 1 <<
     ],
     // From /: the checkout may live under /tmp, which the private tmpfs hides (a pyenv shim
     // for python3 then fails to enter its working directory).
-    { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' },
+    { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', env: { ...process.env, ...env } },
   );
   let status: number | undefined;
   let limited = false;
@@ -132,6 +140,98 @@ async function runOnHost(code: string, caps = { images: 2, files: 3, bytes: 1 <<
         /7 files were written to \/tmp\/outputs; only the first 3 were returned/,
       );
       expect(run.limited).toBe(false);
+    });
+
+    describe('with an egress policy (AI_TOOLBELT_EGRESS_*, as the host sets them)', () => {
+      // The proxy's stand-in: a Unix socket outside /tmp (the run has a private /tmp) that
+      // echoes and says how many bytes it got when the client half-closes.
+      let socketDir: string;
+      let proxy: Server;
+      const egressEnv = (port: number): Record<string, string> => ({
+        HOME: '/tmp',
+        AI_TOOLBELT_EGRESS_SOCKET: join(socketDir, 'proxy.sock'),
+        AI_TOOLBELT_EGRESS_PORT: String(port),
+        AI_TOOLBELT_EGRESS_FORWARDER: pythonSource('egress_forwarder'),
+        HTTP_PROXY: `http://127.0.0.1:${port}`,
+      });
+      // The ready marker is the host's to strip (sandbox-container.ts), not the collector's.
+      const stderrOf = (run: { stderr: string }) =>
+        run.stderr.replace(READY_MARKER.toString('latin1'), '');
+      const freePort = async () => {
+        const probe = createServer();
+        await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve));
+        const { port } = probe.address() as AddressInfo;
+        await new Promise(resolve => probe.close(resolve));
+        return port;
+      };
+
+      beforeAll(async () => {
+        socketDir = mkdtempSync('/var/tmp/atb-egress-');
+        proxy = createServer({ allowHalfOpen: true }, socket => {
+          let bytes = 0;
+          socket.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            socket.write(chunk);
+          });
+          socket.on('end', () => socket.end(`END ${bytes}`));
+          socket.on('error', () => {});
+        });
+        await new Promise<void>(resolve => proxy.listen(join(socketDir, 'proxy.sock'), resolve));
+      });
+
+      afterAll(async () => {
+        await new Promise(resolve => proxy?.close(resolve));
+        rmSync(socketDir, { recursive: true, force: true });
+      });
+
+      it('the code reaches the proxy through 127.0.0.1:PORT, imports from the user site, and never sees the forwarder source', async () => {
+        const port = await freePort();
+        const run = await runOnHost(
+          [
+            'import os, site, socket, sys',
+            'print("AI_TOOLBELT_EGRESS_FORWARDER" in os.environ, os.environ["HTTP_PROXY"].startswith("http://127.0.0.1:"))',
+            'print(site.getusersitepackages(), site.getusersitepackages() in sys.path)',
+            's = socket.create_connection(("127.0.0.1", int(os.environ["AI_TOOLBELT_EGRESS_PORT"])))',
+            's.sendall(b"hello" * 1000)',
+            's.shutdown(socket.SHUT_WR)',
+            'data = b""',
+            'while True:',
+            '    chunk = s.recv(65536)',
+            '    if not chunk: break',
+            '    data += chunk',
+            'print(data == b"hello" * 1000 + b"END 5000")',
+          ].join('\n'),
+          undefined,
+          egressEnv(port),
+        );
+        expect(stderrOf(run)).toBe('');
+        const version = execFileSync('python3', [
+          '-c',
+          'import sys; print("%d.%d" % sys.version_info[:2])',
+        ])
+          .toString()
+          .trim();
+        expect(run.stdout).toBe(
+          `False True\n/tmp/.local/lib/python${version}/site-packages True\nTrue\n`,
+        );
+        expect(run.status).toBe(0);
+      });
+
+      it('when the port cannot be bound the code still runs, and stderr says why', async () => {
+        const port = await freePort();
+        const taken = createServer();
+        await new Promise<void>(resolve => taken.listen(port, '127.0.0.1', resolve));
+        try {
+          const run = await runOnHost('print("ran")', undefined, egressEnv(port));
+          expect(run.stdout).toBe('ran\n');
+          expect(run.status).toBe(0);
+          expect(stderrOf(run)).toMatch(
+            /^ai-toolbelt sandbox: the network is unreachable: the egress forwarder could not be started \(OSError: .*in use.*\)\n$/,
+          );
+        } finally {
+          await new Promise(resolve => taken.close(resolve));
+        }
+      });
     });
   },
 );

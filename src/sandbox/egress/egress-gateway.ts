@@ -209,6 +209,9 @@ export class EgressGateway {
       ...['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy'].map(
         name => `${name}=${proxyUrl}`,
       ),
+      // The code's own servers on its loopback are reached directly, not through the proxy.
+      'NO_PROXY=localhost,127.0.0.1,::1',
+      'no_proxy=localhost,127.0.0.1,::1',
       // pip installs for the code's user under HOME=/tmp, the only writable place; the image's
       // own packages are read-only, which is what PEP 668's marker protects.
       'PIP_USER=1',

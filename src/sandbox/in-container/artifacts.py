@@ -164,6 +164,12 @@ def pip(arguments):
     comment), its output on the code's stdout and stderr; then clears the import system's caches
     so the packages it installed import. A failure raises RuntimeError."""
     import importlib, shlex, subprocess
+    if not os.environ.get("AI_TOOLBELT_EGRESS_SOCKET"):
+        # pip would only fail later and less clearly (PEP 668, then no network).
+        raise RuntimeError(
+            "pip cannot install anything here: this sandbox has no network and no package index; "
+            "use the packages already installed"
+        )
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -123,7 +123,7 @@ export function resolveConversationOptions({
     ['warmPoolSize', warmPoolSize, 0],
     ['memoryBytes', memoryBytes, 64 * 1024 * 1024],
     ['tmpfsMiB', tmpfsMiB, 1],
-    ['pidsLimit', pidsLimit, 64],
+    ['pidsLimit', pidsLimit, 96],
     ['startTimeoutMs', startTimeoutMs, 1_000],
     ['maxConcurrentStarts', maxConcurrentStarts, 1],
   ] as const) {

@@ -54,7 +54,7 @@ export type DockerSandboxOptions = FleetOptions & {
   memoryBytes?: number;
   /** CPU limit per container, cores. */
   cpus?: number;
-  /** pids limit per container; gVisor's own threads count too, so keep it >= 64. */
+  /** pids limit per container (at least 96): gVisor's own threads count too, and with 64 runs fail under `egress` (its forwarder is one more process). */
   pidsLimit?: number;
   /** Size of the writable /tmp, MiB. */
   tmpfsMiB?: number;
@@ -141,7 +141,7 @@ export function resolveDockerSandboxOptions({
   for (const [argument, value, min] of [
     ['memoryBytes', memoryBytes, 16 * 1024 * 1024],
     ['cpus', cpus, 0.01],
-    ['pidsLimit', pidsLimit, 64],
+    ['pidsLimit', pidsLimit, 96],
     ['tmpfsMiB', tmpfsMiB, 1],
     ['defaultTimeoutMs', defaultTimeoutMs, 1],
     ['maxTimeoutMs', maxTimeoutMs, 1],

@@ -66,7 +66,10 @@ type CellResult = { status: number; stdout: string; stderr: string; shown: strin
 
 describe('notebook pip lines (display.py, artifacts.py on the host python3)', () => {
   let root: string;
-  let run: (cells: Array<{ code: string; oneShot?: boolean }>) => CellResult[];
+  let run: (
+    cells: Array<{ code: string; oneShot?: boolean }>,
+    env?: Record<string, string | undefined>,
+  ) => CellResult[];
 
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'atb-pip-lines-'));
@@ -74,7 +77,7 @@ describe('notebook pip lines (display.py, artifacts.py on the host python3)', ()
     writeFileSync(join(root, 'fake', 'pip', '__init__.py'), '');
     writeFileSync(join(root, 'fake', 'pip', '__main__.py'), FAKE_PIP);
     mkdirSync(join(root, 'installed'));
-    run = cells =>
+    run = (cells, env = {}) =>
       JSON.parse(
         execFileSync('python3', ['-c', DRIVER, dir], {
           input: JSON.stringify(cells),
@@ -83,6 +86,9 @@ describe('notebook pip lines (display.py, artifacts.py on the host python3)', ()
             PYTHONPATH: `${join(root, 'fake')}:${join(root, 'installed')}`,
             PIP_TARGET: join(root, 'installed'),
             PYTHONDONTWRITEBYTECODE: '1',
+            // pip lines run only where the host gave the container an egress policy.
+            AI_TOOLBELT_EGRESS_SOCKET: '/run/ai-toolbelt-egress/proxy.sock',
+            ...env,
           },
           cwd: root,
         }).toString(),
@@ -110,6 +116,15 @@ describe('notebook pip lines (display.py, artifacts.py on the host python3)', ()
     expect(cell!.status).toBe(0);
     expect(cell!.stdout).toBe("PIP ['show', 'x']\nPIP ['show', 'x']\n");
     expect(cell!.shown).toEqual(['42']);
+  });
+
+  it('without an egress policy, a pip line fails at once and says why', () => {
+    const [cell] = run([{ code: '%pip install x' }], { AI_TOOLBELT_EGRESS_SOCKET: '' });
+    expect(cell!.status).toBe(1);
+    expect(cell!.stdout).toBe('');
+    expect(cell!.stderr).toContain(
+      'RuntimeError: pip cannot install anything here: this sandbox has no network and no package index',
+    );
   });
 
   it('a failing pip makes the cell an error that points at its line', () => {

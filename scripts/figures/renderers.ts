@@ -1,4 +1,5 @@
 // Every figure the docs may quote, by name (see update-docs.ts for the markers).
+import { egressFigureRenderers } from './egress-figures.ts';
 import { embeddingFigures } from './embedding-figures.ts';
 import { middlewareFigures } from './middleware-figures.ts';
 import { retrievalFigures } from './retrieval-figures.ts';
@@ -7,6 +8,7 @@ import type { Renderers } from './update-docs.ts';
 
 /** The blocks and values of README, docs/** and the examples' READMEs. */
 export const RENDERERS: Renderers = [
+  egressFigureRenderers,
   embeddingFigures,
   middlewareFigures,
   retrievalFigures,

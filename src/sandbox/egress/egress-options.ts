@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { EgressRules, type EgressRule } from './egress-rules.ts';
+import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
  * What sandboxed code may reach over the network. Off by default: without it a container has
@@ -98,21 +99,16 @@ export function resolveEgressOptions(egress: EgressOptions): ResolvedEgress {
     socketDir = join(tmpdir(), 'ai-toolbelt-egress'),
   } = egress;
   const rules = EgressRules.parse(allow);
-  for (const [argument, value, min] of [
-    ['maxConnections', maxConnections, 1],
-    ['maxConnectionsPerRun', maxConnectionsPerRun, 1],
-    ['maxBytesPerRun', maxBytesPerRun, 1],
-    ['connectTimeoutMs', connectTimeoutMs, 1],
-    ['idleTimeoutMs', idleTimeoutMs, 1],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      throw new InvalidArgumentError({
-        argument: `egress.${argument}`,
-        value,
-        message: `must be a number >= ${min}`,
-      });
-    }
-  }
+  checkMinimums(
+    [
+      ['maxConnections', maxConnections, 1],
+      ['maxConnectionsPerRun', maxConnectionsPerRun, 1],
+      ['maxBytesPerRun', maxBytesPerRun, 1],
+      ['connectTimeoutMs', connectTimeoutMs, 1],
+      ['idleTimeoutMs', idleTimeoutMs, 1],
+    ],
+    { prefix: 'egress.' },
+  );
   if (typeof resolve !== 'function') {
     throw new InvalidArgumentError({
       argument: 'egress.resolve',

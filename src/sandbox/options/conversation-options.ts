@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import type { SealedStoreStorage, SealingSecret } from '../../util/sealing/sealed-store.ts';
 import { sealingKeys } from '../../util/sealing/sealing-keys.ts';
+import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
  * Options of conversation interpreters (`DockerSandbox`'s `conversations`): one long-lived
@@ -107,37 +107,29 @@ export function resolveConversationOptions({
   startTimeoutMs = 60_000,
   maxConcurrentStarts = 2,
 }: ConversationOptions = {}): ResolvedConversationOptions {
-  for (const [argument, value, min] of [
-    ['idleMs', idleMs, 1_000],
-    ['maxLifeMs', maxLifeMs, 10_000],
-    ['historyTtlMs', historyTtlMs, 1_000],
-    ['maxHistoryBytes', maxHistoryBytes, 0],
-    ['maxConversationsPerUser', maxConversationsPerUser, 1],
-    ['maxUserHistoryBytes', maxUserHistoryBytes, maxHistoryBytes],
-    ['memoryStoreBytes', memoryStoreBytes, 1024 * 1024],
-    ['replayDeadlineMs', replayDeadlineMs, 1_000],
-    ['maxQueuedCells', maxQueuedCells, 0],
-    ['maxInterpreters', maxInterpreters, 1],
-    ['maxPerEngine', maxPerEngine, 1],
-    ['maxPerUser', maxPerUser, 1],
-    ['warmPoolSize', warmPoolSize, 0],
-    ['memoryBytes', memoryBytes, 64 * 1024 * 1024],
-    ['tmpfsMiB', tmpfsMiB, 1],
-    ['pidsLimit', pidsLimit, 96],
-    ['startTimeoutMs', startTimeoutMs, 1_000],
-    ['maxConcurrentStarts', maxConcurrentStarts, 1],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      throw new InvalidArgumentError({
-        argument: `conversations.${argument}`,
-        value,
-        message:
-          argument === 'maxUserHistoryBytes'
-            ? `must be a number >= maxHistoryBytes (${min})`
-            : `must be a number >= ${min}`,
-      });
-    }
-  }
+  checkMinimums(
+    [
+      ['idleMs', idleMs, 1_000],
+      ['maxLifeMs', maxLifeMs, 10_000],
+      ['historyTtlMs', historyTtlMs, 1_000],
+      ['maxHistoryBytes', maxHistoryBytes, 0],
+      ['maxConversationsPerUser', maxConversationsPerUser, 1],
+      ['maxUserHistoryBytes', maxUserHistoryBytes, maxHistoryBytes, 'maxHistoryBytes'],
+      ['memoryStoreBytes', memoryStoreBytes, 1024 * 1024],
+      ['replayDeadlineMs', replayDeadlineMs, 1_000],
+      ['maxQueuedCells', maxQueuedCells, 0],
+      ['maxInterpreters', maxInterpreters, 1],
+      ['maxPerEngine', maxPerEngine, 1],
+      ['maxPerUser', maxPerUser, 1],
+      ['warmPoolSize', warmPoolSize, 0],
+      ['memoryBytes', memoryBytes, 64 * 1024 * 1024],
+      ['tmpfsMiB', tmpfsMiB, 1],
+      ['pidsLimit', pidsLimit, 96],
+      ['startTimeoutMs', startTimeoutMs, 1_000],
+      ['maxConcurrentStarts', maxConcurrentStarts, 1],
+    ],
+    { prefix: 'conversations.' },
+  );
   // The same policy as MCP tokens: a store that outlives the process needs a key (or `false`).
   const keys =
     store === undefined

@@ -14,6 +14,7 @@ import {
   type FleetOptions,
   type ResolvedFleetOptions,
 } from './fleet-options.ts';
+import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
  * Options of `DockerSandbox`. Every one has a safe default.
@@ -138,7 +139,7 @@ export function resolveDockerSandboxOptions({
   egress,
   ...fleet
 }: DockerSandboxOptions = {}): ResolvedDockerSandboxOptions {
-  for (const [argument, value, min] of [
+  checkMinimums([
     ['memoryBytes', memoryBytes, 16 * 1024 * 1024],
     ['cpus', cpus, 0.01],
     ['pidsLimit', pidsLimit, 96],
@@ -160,11 +161,7 @@ export function resolveDockerSandboxOptions({
     ['maxArtifactBytes', maxArtifactBytes, 0],
     ['maxInputFiles', maxInputFiles, 0],
     ['maxInputBytes', maxInputBytes, 0],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
-    }
-  }
+  ]);
   if (
     !Array.isArray(preimport) ||
     !preimport.every(

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { resolveEngineAddress, type EngineAddress, type SandboxEngine } from './engine-address.ts';
+import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
  * Where `DockerSandbox` runs code: one Docker engine or several, and how it watches them.
@@ -69,15 +70,11 @@ export function resolveFleetOptions({
   scope,
   allowInsecureTcp = false,
 }: FleetOptions): ResolvedFleetOptions {
-  for (const [argument, value, min] of [
+  checkMinimums([
     ['healthCheckIntervalMs', healthCheckIntervalMs, 100],
     ['sweepIntervalMs', sweepIntervalMs, 1_000],
     ['clockSkewMs', clockSkewMs, 0],
-  ] as const) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
-    }
-  }
+  ]);
   if (docker !== undefined && engines !== undefined) {
     throw new InvalidArgumentError({
       argument: 'engines',

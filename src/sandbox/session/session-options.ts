@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
  * Options of `DockerSandbox#createSession`.
@@ -44,17 +44,12 @@ export function resolveSessionOptions(
     maxOutputBytes: maxOutputBytes ?? defaultMaxOutputBytes,
     maxFileBytes,
   };
-  for (const [argument, min] of [
-    ['ttlMs', 1_000],
-    ['pidsLimit', 64],
-    ['maxOutputBytes', 1],
-    ['maxFileBytes', 1],
-  ] as const) {
-    const value = resolved[argument];
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-      throw new InvalidArgumentError({ argument, value, message: `must be a number >= ${min}` });
-    }
-  }
+  checkMinimums([
+    ['ttlMs', resolved.ttlMs, 1_000],
+    ['pidsLimit', resolved.pidsLimit, 64],
+    ['maxOutputBytes', resolved.maxOutputBytes, 1],
+    ['maxFileBytes', resolved.maxFileBytes, 1],
+  ]);
   return resolved;
 }
 

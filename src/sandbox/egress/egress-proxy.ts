@@ -140,6 +140,8 @@ export class EgressProxy {
     const port = Number(target[2]);
     const admitted = await this.admit(target[1]!, port);
     if ('reason' in admitted) return this.refuseSocket(client, admitted);
+    // Gone while its target was checked: nothing to connect for.
+    if (client.destroyed) return void (this.active -= 1);
     const upstream = connect({ host: admitted.address, port });
     let connected = false;
     const release = this.track(client, upstream);
@@ -189,6 +191,7 @@ export class EgressProxy {
     const port = Number(url.port || 80);
     const admitted = await this.admit(url.hostname, port);
     if ('reason' in admitted) return this.refuseResponse(response, admitted);
+    if (request.socket.destroyed) return void (this.active -= 1);
     const headers = passOn(request.headers);
     headers.host = url.host;
     let connected = false;

@@ -255,6 +255,41 @@ describe('EgressProxy', () => {
     expect((await get(path, `http://index.test:${indexPort}/`)).status).toBe(200);
   });
 
+  it('gives the slot back when the client leaves while its target is being checked', async () => {
+    let asked!: () => void;
+    const resolving = new Promise<void>(resolve => (asked = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>(resolve => (answer = resolve));
+    const path = await start({
+      maxConnections: 1,
+      allow: [
+        { host: 'index.test', ports: [indexPort], privateAddresses: true },
+        { host: 'slow.test', ports: [indexPort], privateAddresses: true },
+      ],
+      resolve: async host => {
+        if (host === 'slow.test') {
+          asked();
+          await answered;
+        }
+        return ['127.0.0.1'];
+      },
+    });
+    const leaving = request({
+      socketPath: path,
+      method: 'CONNECT',
+      path: `slow.test:${indexPort}`,
+    });
+    leaving.on('error', () => {});
+    leaving.end();
+    await resolving;
+    leaving.destroy();
+    // Lets the close reach the proxy before the name resolves (the case under test); in the other
+    // order the slot must come back too, so this wait cannot make the test pass.
+    await new Promise(resolve => setTimeout(resolve, 50));
+    answer();
+    await expect.poll(async () => (await tunnel(path, `index.test:${indexPort}`)).status).toBe(200);
+  });
+
   it('cuts a run at its byte limit and refuses its further connections', async () => {
     const path = await start({ maxBytesPerRun: 10_000 });
     await get(path, `http://index.test:${indexPort}/big`).catch(() => undefined);

@@ -9,7 +9,7 @@ import {
 import { type Socket, connect } from 'node:net';
 import { checkTarget } from './check-target.ts';
 import type { ResolvedEgress } from './egress-options.ts';
-import { connectFailed, passOn, refusalText } from './proxy-messages.ts';
+import { connectFailed, headerBytes, passOn, refusalText } from './proxy-messages.ts';
 import {
   type EgressRefusal,
   MAX_REFUSALS_KEPT,
@@ -227,10 +227,13 @@ export class EgressProxy {
       }
     });
     upstream.on('response', (answer: IncomingMessage) => {
+      // Headers count too (about as sent): a server could otherwise send its payload in them.
+      this.count('bytesReceived', headerBytes(answer.rawHeaders));
       answer.on('data', (chunk: Buffer) => this.count('bytesReceived', chunk.length));
       response.writeHead(answer.statusCode ?? 502, passOn(answer.headers));
       answer.pipe(response);
     });
+    this.count('bytesSent', headerBytes(request.rawHeaders));
     request.on('data', (chunk: Buffer) => this.count('bytesSent', chunk.length));
     request.pipe(upstream);
   }

@@ -43,3 +43,12 @@ export function passOn(headers: IncomingHttpHeaders): Record<string, string | st
   }
   return kept;
 }
+
+/** The bytes of a message's header lines (`name: value\r\n` each), from Node's raw list. */
+export function headerBytes(raw: readonly string[]): number {
+  let bytes = 0;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    bytes += Buffer.byteLength(raw[i]!) + Buffer.byteLength(raw[i + 1]!) + 4;
+  }
+  return bytes;
+}

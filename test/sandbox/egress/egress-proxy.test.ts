@@ -32,6 +32,9 @@ beforeAll(async () => {
   index = createServer((req, res) => {
     if (req.url === '/redirect') {
       res.writeHead(302, { location: `http://second.test:${secondPort}/stolen` }).end();
+    } else if (req.url === '/fat-header') {
+      res.setHeader('x-payload', 'y'.repeat(9_000));
+      res.end('.');
     } else if (req.url === '/big') {
       res.end(Buffer.alloc(64 * 1024, 120));
     } else {
@@ -301,6 +304,14 @@ describe('EgressProxy', () => {
     expect(usage.bytesReceived).toBeLessThan(64 * 1024);
     // The next run starts afresh.
     expect((await get(path, `http://index.test:${indexPort}/`)).status).toBe(200);
+  });
+
+  it('counts response headers toward the byte limit', async () => {
+    const path = await start({ maxBytesPerRun: 5_000 });
+    await get(path, `http://index.test:${indexPort}/fat-header`).catch(() => undefined);
+    const usage = proxy!.takeUsage();
+    expect(usage.bytesReceived).toBeGreaterThan(9_000);
+    expect(usage.refused.map(r => r.reason)).toEqual(['byte-limit']);
   });
 
   it('close() cuts open tunnels and stops listening', async () => {

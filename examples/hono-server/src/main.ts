@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from './app.ts';
 import { McpElicitationBroker } from 'ai-toolbelt/mcp';
+import { egressFromEnv } from './egress-from-env.ts';
 import { embedderFromEnv } from './embedder-from-env.ts';
 import { loadMcpConfig } from './load-mcp-config.ts';
 import { startNotesSignIn } from './mcp-sign-in.ts';
@@ -58,6 +59,7 @@ const [toolbox, python] = await Promise.all([
     disabled: env.PYTHON_SANDBOX === 'off',
     store: storage.store,
     stateKey: env.SANDBOX_STATE_KEY,
+    egress: egressFromEnv(env),
   }),
 ]);
 

@@ -1,4 +1,4 @@
-import type { DockerSandbox } from 'ai-toolbelt/sandbox';
+import type { DockerSandbox, EgressOptions } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
 
 /** What {@link openPythonSandbox} found. */
@@ -27,6 +27,7 @@ export async function openPythonSandbox({
   disabled = false,
   store,
   stateKey,
+  egress,
 }: {
   /** Skip the sandbox on purpose (`PYTHON_SANDBOX=off`). */
   disabled?: boolean;
@@ -34,6 +35,8 @@ export async function openPythonSandbox({
   store?: Storage | undefined;
   /** Seals the interpreters' handles and history in `store` (`SANDBOX_STATE_KEY`, 32+ bytes). */
   stateKey?: string | undefined;
+  /** What code may reach (`SANDBOX_EGRESS_ALLOW`, `SANDBOX_PYTHON_INDEX`); default nothing. */
+  egress?: EgressOptions | undefined;
 } = {}): Promise<PythonSandboxSetup> {
   if (disabled) return { problem: 'turned off with PYTHON_SANDBOX=off.' };
   if (store !== undefined && stateKey === undefined) {
@@ -49,6 +52,8 @@ export async function openPythonSandbox({
       sandbox: await DockerSandbox.create({
         warmPoolSize: 1,
         conversations: shared ? { store, encryptionKey: stateKey } : {},
+        // Packages pip installs live under /tmp: give it room when pip can reach an index.
+        ...(egress ? { egress, tmpfsMiB: 256 } : {}),
       }),
     };
   } catch (error) {

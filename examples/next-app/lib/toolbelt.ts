@@ -9,6 +9,7 @@ import {
 } from 'ai-toolbelt/mcp';
 import type { DockerSandbox } from 'ai-toolbelt/sandbox';
 import type { Storage } from 'unstorage';
+import { egressFromEnv } from './egress-from-env';
 import { type EmbedderSetup, embedderFromEnv } from './embedder';
 import { startNotesSignIn } from './mcp-sign-in';
 import { storeFromEnv } from './store';
@@ -195,10 +196,13 @@ async function openSandbox(
   try {
     const { DockerSandbox } = await import('ai-toolbelt/sandbox');
     // create() checks the engine, the gVisor runtime and the image up front.
+    const egress = egressFromEnv(process.env);
     const sandbox = await DockerSandbox.create({
       warmPoolSize: 1,
       conversations:
         store !== undefined && stateKey !== undefined ? { store, encryptionKey: stateKey } : {},
+      // Packages pip installs live under /tmp: give it room when pip can reach an index.
+      ...(egress ? { egress, tmpfsMiB: 256 } : {}),
     });
     return { sandbox };
   } catch (error) {

@@ -8,11 +8,6 @@ export type { DockerSandboxOptions } from './options/docker-sandbox-options.ts';
 export type { ConversationOptions } from './options/conversation-options.ts';
 export type { EgressOptions } from './egress/egress-options.ts';
 export type { EgressRule } from './egress/egress-rules.ts';
-export type {
-  EgressRefusal,
-  EgressRefusalReason,
-  SandboxNetworkUsage,
-} from './egress/network-usage.ts';
 export type { FleetOptions } from './options/fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './options/engine-address.ts';
 export type { SandboxEngineStatus } from './engines/engine-types.ts';

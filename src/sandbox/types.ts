@@ -1,7 +1,6 @@
 // The sandbox contract. Kept free of dockerode so that code typed against it (the python tool,
 // tests with fakes) never loads Docker client code.
 import type { ChartData } from './chart-types.ts';
-import type { SandboxNetworkUsage } from './egress/network-usage.ts';
 
 /**
  * How a run ended. Only `success` and `error` come from the code itself (its exit
@@ -322,4 +321,68 @@ export type SandboxDisplayResult = {
   data: SandboxMimeBundle;
   /** A matplotlib figure shown this way: its chart as data (see `ChartData`). */
   chart?: ChartData;
+};
+
+/**
+ * Why the egress proxy refused or cut a connection:
+ * - `not-allowed`: the host and port are not on `egress.allow`;
+ * - `private-address`: the name resolved to a non-public address its rule does not allow
+ *   (loopback, private, link-local, ...);
+ * - `unresolvable`: the name did not resolve;
+ * - `connect-failed`: the allowed address did not answer in time or refused;
+ * - `too-many-connections`: `maxConnections` at once or `maxConnectionsPerRun` reached;
+ * - `byte-limit`: the run moved `maxBytesPerRun`; its connections were cut;
+ * - `bad-request`: not a CONNECT or an absolute-form http:// request the proxy understands.
+ *
+ * @example
+ * ```ts
+ * const blocked = (reason: EgressRefusalReason) => reason === 'not-allowed' || reason === 'private-address';
+ * ```
+ */
+export type EgressRefusalReason =
+  | 'not-allowed'
+  | 'private-address'
+  | 'unresolvable'
+  | 'connect-failed'
+  | 'too-many-connections'
+  | 'byte-limit'
+  | 'bad-request';
+
+/**
+ * One connection the proxy refused or cut.
+ *
+ * @example
+ * ```ts
+ * const line = (r: EgressRefusal) => `${r.host}:${r.port} ${r.reason}`;
+ * ```
+ */
+export type EgressRefusal = {
+  /** The host the code asked for (as it asked; never a path or query). */
+  host: string;
+  /** The port it asked for (0 when the request could not be read). */
+  port: number;
+  reason: EgressRefusalReason;
+  /** A sentence for people and models, e.g. "resolves to 127.0.0.1, a loopback address". */
+  detail: string;
+};
+
+/**
+ * What a run or cell did on the network (present only when the sandbox has an egress policy).
+ *
+ * @example
+ * ```ts
+ * if (result.network && result.network.refused.length > 0) console.warn(result.network.refused);
+ * ```
+ */
+export type SandboxNetworkUsage = {
+  /** Connections made (tunnels and forwarded requests). */
+  connections: number;
+  /** Bytes the code sent out, and received. */
+  bytesSent: number;
+  bytesReceived: number;
+  /** `host:port` of every connection made, in first-use order. */
+  hosts: string[];
+  /** Refused or cut connections (at most 20; `refusedCount` counts them all). */
+  refused: EgressRefusal[];
+  refusedCount: number;
 };

@@ -274,8 +274,8 @@ export class ConversationInterpreters {
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
     // A replica that did not start the interpreter takes its proxy over if its starter is gone.
-    const network = await live.engine.limits?.egress?.gateway
-      .adopt({
+    const network = await live.engine.egress
+      ?.adopt({
         container: live.container,
         dockerTimeoutMs: this.dockerTimeoutMs,
         cleanup: live.engine.cleanup,

@@ -1,5 +1,4 @@
 import type Docker from 'dockerode';
-import type { EgressGateway } from '../egress/egress-gateway.ts';
 import { type ContainerKind, containerLabels } from './labels.ts';
 
 /** The user and group code runs as: `nobody`, in every container and every exec. */
@@ -25,7 +24,27 @@ export type ContainerLimits = {
    * The sandbox's egress policy and the runtime its containers use (set only when the app
    * configured `egress`); sessions never get it.
    */
-  egress?: { gateway: EgressGateway; runtime: string } | undefined;
+  egress?: ContainerEgress | undefined;
+};
+
+/** What ties a container to its egress proxy: closed once the container is removed. */
+export type EgressLinkLike = { close(): Promise<void> };
+
+/**
+ * What creating a container with network egress needs from the sandbox's egress gateway
+ * (`EgressGateway` in egress/, which this folder does not import) and the runtime to use.
+ */
+export type ContainerEgress = {
+  runtime: string;
+  gateway: {
+    open(options: {
+      spec: Docker.ContainerCreateOptions;
+      ttlMs: number;
+      runtime?: string | undefined;
+    }): Promise<{ spec: Docker.ContainerCreateOptions; link: EgressLinkLike }>;
+    bind(containerId: string, link: EgressLinkLike): void;
+    release(containerId: string): void;
+  };
 };
 
 /**

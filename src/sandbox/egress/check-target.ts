@@ -3,7 +3,7 @@ import { ADDRESS_RANGE_LABELS, addressRange } from '../../util/address-range.ts'
 import { withDeadline } from '../../util/with-deadline.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 import { normaliseHost } from './egress-rules.ts';
-import type { EgressRefusal } from './network-usage.ts';
+import type { EgressRefusal } from '../types.ts';
 
 /** Ranges a rule with `privateAddresses` may reach; anything else non-public never is. */
 const PRIVATE_RANGES = new Set(['private', 'loopback', 'uniqueLocal', 'carrierGradeNat']);

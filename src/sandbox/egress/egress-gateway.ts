@@ -10,7 +10,7 @@ import type { ResolvedEgress } from './egress-options.ts';
 import { EgressProxy } from './egress-proxy.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import { EXPIRES_LABEL } from '../docker/labels.ts';
-import type { SandboxNetworkUsage } from './network-usage.ts';
+import type { SandboxNetworkUsage } from '../types.ts';
 
 /** Where a container finds its proxy's socket (its directory is the only host path mounted). */
 export const EGRESS_MOUNT = '/run/ai-toolbelt-egress';

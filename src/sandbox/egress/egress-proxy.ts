@@ -10,11 +10,8 @@ import { type Socket, connect } from 'node:net';
 import { checkTarget } from './check-target.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 import { connectFailed, headerBytes, passOn, refusalText } from './proxy-messages.ts';
-import {
-  type EgressRefusal,
-  MAX_REFUSALS_KEPT,
-  type SandboxNetworkUsage,
-} from './network-usage.ts';
+import type { EgressRefusal, SandboxNetworkUsage } from '../types.ts';
+import { MAX_REFUSALS_KEPT } from './network-usage.ts';
 
 type RunCounters = Omit<SandboxNetworkUsage, 'hosts'> & {
   hosts: Set<string>;

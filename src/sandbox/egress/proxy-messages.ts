@@ -1,6 +1,6 @@
 // The proxy's HTTP messages: refusals and the headers it passes on.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { EgressRefusal } from './network-usage.ts';
+import type { EgressRefusal } from '../types.ts';
 
 // Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never passed on.
 const HOP_BY_HOP = new Set([

@@ -47,7 +47,8 @@ export class Engine implements EngineLink {
   private readonly options: ResolvedDockerSandboxOptions;
   private readonly instanceId: string;
   private readonly onStateChange: (engine: Engine) => void;
-  private readonly egress: EgressGateway | undefined;
+  /** The sandbox's egress gateway, when it has a policy (results read their network use there). */
+  readonly egress: EgressGateway | undefined;
   private readonly probes: ProbeLoop;
   private lastSweep = 0;
   private admissions = 0;

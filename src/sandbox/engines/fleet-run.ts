@@ -105,7 +105,7 @@ async function runPlaced({
       reject(error);
     });
   });
-  const network = engine.limits?.egress?.gateway.usage(container.container.id);
+  const network = engine.egress?.usage(container.container.id);
   // The caller's own exception from onOutput ends the run and is rethrown as it is.
   let callbackError: { error: unknown } | undefined;
   const running = runInContainer({

@@ -10,7 +10,7 @@ import {
   resolveEgressOptions,
 } from '../../../src/sandbox/egress/egress-options.ts';
 import { EgressProxy } from '../../../src/sandbox/egress/egress-proxy.ts';
-import type { EgressRefusal } from '../../../src/sandbox/egress/network-usage.ts';
+import type { EgressRefusal } from '../../../src/sandbox/types.ts';
 
 // Everything here is on loopback: the "index" and the "second server" are this test's own
 // servers, and names reach them only through the test's resolver.

@@ -145,7 +145,10 @@ describeSandbox('egress: an allow-listed package index, nothing else', () => {
       ...hostAddresses.map(address => `http://${address}:${index.port}/simple/`),
     ];
     const code = `
-import json, subprocess, sys, urllib.request, urllib.error
+import json, os, subprocess, sys, urllib.request, urllib.error
+# Code that aims at loopback through the proxy on purpose (NO_PROXY would keep it off the proxy).
+for name in ("NO_PROXY", "no_proxy"):
+    os.environ.pop(name, None)
 out = {}
 for url in ${JSON.stringify(targets)}:
     try:
@@ -235,6 +238,18 @@ print(json.dumps(out))
     expect(seen.dns).toBe('gaierror');
     expect(seen['engine socket']).toBe('FileNotFoundError');
   }, 120_000);
+
+  it("reaches the code's own server on its loopback directly, not through the proxy", async () => {
+    const result = await sandbox.execute(`
+import http.server, threading, urllib.request
+server = http.server.HTTPServer(("127.0.0.1", 8000), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+print(urllib.request.urlopen("http://127.0.0.1:8000/", timeout=10).status)
+`);
+    expect(result.status, result.stderr).toBe('success');
+    expect(result.stdout).toBe('200\n');
+    expect(result.network).toMatchObject({ connections: 0, refusedCount: 0 });
+  });
 
   it('a replica serving an interpreter another replica started takes its proxy over once that one is gone', async () => {
     const replicaSockets = mkdtempSync(join(tmpdir(), 'atb-egress-replicas-'));

@@ -12,6 +12,7 @@ import {
   decideRepair,
 } from '../repair/repair-policy.ts';
 import { trimError } from '../repair/trim-error.ts';
+import { refusalNotes } from '../sandbox/egress/network-usage.ts';
 import type { SandboxInputFile } from '../sandbox/types.ts';
 import { type SaveArtifact, toPythonArtifacts, withoutBytes } from './python-artifacts.ts';
 import { toPythonResults } from './python-results.ts';
@@ -263,9 +264,11 @@ export function pythonTool({
         }
         const status = result.status as FailureStatus;
         // A cell that ended its interpreter says so now: the model must not count on its variables.
+        // Refused connections too: often why the code failed (pip, a blocked host).
         const error = [
           describeFailure(status, result, timeoutMs, sandbox.memoryBytes, result.interrupted),
           ...(result.ended ? [result.ended] : []),
+          ...(result.network ? refusalNotes(result.network) : []),
         ].join('\n');
         const fingerprint = status === 'error' ? errorFingerprint(result.stderr) : status;
         const { decision, reason } = await decideRepair({

@@ -54,6 +54,41 @@ describe('python tool, agent mode (default)', () => {
     });
   });
 
+  it('adds refused connections to the error the model reads', async () => {
+    const sandbox = fakeSandbox(() => ({
+      ...fails(2, 'urllib.error.HTTPError: HTTP Error 403: Forbidden'),
+      network: {
+        connections: 0,
+        bytesSent: 0,
+        bytesReceived: 0,
+        hosts: [],
+        refused: [
+          {
+            host: 'api.example.com',
+            port: 443,
+            reason: 'not-allowed',
+            detail: 'not on the egress allow-list',
+          },
+        ],
+        refusedCount: 1,
+      },
+    }));
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'python', input: { code: 'fetch()' } }] },
+      { text: 'The host is not reachable.' },
+    ]);
+    await generateText({
+      model,
+      tools: { python: pythonTool({ sandbox }) },
+      prompt: 'fetch it',
+      stopWhen: stepCountIs(3),
+    });
+    expect(errorTexts(model)).toEqual([
+      `${traceback(2, 'urllib.error.HTTPError: HTTP Error 403: Forbidden').trimEnd()}\n` +
+        'Network: refused api.example.com:443: not on the egress allow-list.',
+    ]);
+  });
+
   it('hands the model the trimmed error without "Error:" noise, then runs its fix', async () => {
     const sandbox = fakeSandbox(code =>
       code.includes('undefined_name')

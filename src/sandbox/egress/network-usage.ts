@@ -26,14 +26,21 @@ export function networkNotes(usage: SandboxNetworkUsage): string[] {
         `${formatBytes(usage.bytesSent)} sent.`,
     );
   }
-  for (const refusal of usage.refused) {
-    notes.push(
-      `Network: refused ${refusal.port === 0 ? refusal.host : `${refusal.host}:${refusal.port}`}: ${refusal.detail}.`,
-    );
-  }
+  notes.push(...refusalNotes(usage));
   const more = usage.refusedCount - usage.refused.length;
   if (more > 0) notes.push(`Network: ${more} more connection${more === 1 ? '' : 's'} refused.`);
   return notes;
+}
+
+/**
+ * One line per refused connection (`Network: refused host:port: why.`): in a run's notes, and
+ * in the python tool's error text when the run failed, since a refusal is often why it did.
+ */
+export function refusalNotes(usage: Pick<SandboxNetworkUsage, 'refused'>): string[] {
+  return usage.refused.map(
+    refusal =>
+      `Network: refused ${refusal.port === 0 ? refusal.host : `${refusal.host}:${refusal.port}`}: ${refusal.detail}.`,
+  );
 }
 
 function formatBytes(bytes: number): string {

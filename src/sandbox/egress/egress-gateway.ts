@@ -229,7 +229,13 @@ export class EgressGateway {
       HostConfig: {
         ...spec.HostConfig,
         Runtime: runtime ?? this.egress.runtime,
-        Binds: [...(spec.HostConfig?.Binds ?? []), `${dir}:${EGRESS_MOUNT}:ro`],
+        // A mount, not a bind string: Docker creates a missing bind source silently (an empty
+        // directory, no network), but refuses a missing mount source, e.g. when this process's
+        // /tmp is private (systemd PrivateTmp) and not the one dockerd sees.
+        Mounts: [
+          ...(spec.HostConfig?.Mounts ?? []),
+          { Type: 'bind', Source: dir, Target: EGRESS_MOUNT, ReadOnly: true },
+        ],
       },
     };
   }

@@ -56,7 +56,11 @@ export type EgressOptions = {
    * may open the proxy's socket, the only host socket mounted), registered by setup-sandbox.
    */
   runtime?: string;
-  /** Host directory under which each container's proxy socket is made. */
+  /**
+   * Host directory under which each container's proxy socket is made (default
+   * `<tmpdir>/ai-toolbelt-egress-<uid>`). dockerd must see it at the same path: with a private
+   * /tmp (systemd `PrivateTmp`), pick a directory outside it.
+   */
   socketDir?: string;
 };
 
@@ -96,7 +100,8 @@ export function resolveEgressOptions(egress: EgressOptions): ResolvedEgress {
     idleTimeoutMs = 30_000,
     resolve = systemResolve,
     runtime = 'runsc-egress',
-    socketDir = join(tmpdir(), 'ai-toolbelt-egress'),
+    // Per user: the first user to make a shared one would own it.
+    socketDir = join(tmpdir(), `ai-toolbelt-egress-${process.getuid?.() ?? 'user'}`),
   } = egress;
   const rules = EgressRules.parse(allow);
   checkMinimums(

@@ -3,6 +3,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { dirname, join, resolve as resolvePath } from 'node:path';
 import type Docker from 'dockerode';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
 import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
 import { pythonSource } from '../in-container/python-source.ts';
@@ -70,11 +71,19 @@ export class EgressGateway {
     runtime?: string | undefined;
   }): Promise<{ spec: Docker.ContainerCreateOptions; link: EgressLink }> {
     if (this.closed) throw new SandboxClosedError();
-    // 0711: other host users cannot list the per-container directories (their names are random).
-    await mkdir(this.egress.socketDir, { recursive: true, mode: 0o711 });
     const dir = join(this.egress.socketDir, randomBytes(12).toString('hex'));
-    await mkdir(dir, { mode: 0o755 });
-    await chmod(dir, 0o755);
+    try {
+      // 0711: other host users cannot list the per-container directories (their names are random).
+      await mkdir(this.egress.socketDir, { recursive: true, mode: 0o711 });
+      await mkdir(dir, { mode: 0o755 });
+      await chmod(dir, 0o755);
+    } catch (error) {
+      throw new InvalidArgumentError({
+        argument: 'egress.socketDir',
+        value: this.egress.socketDir,
+        message: `cannot make a proxy socket directory there (${(error as Error).message}); pass a directory this process can write and dockerd can see`,
+      });
+    }
     let link: EgressLink;
     try {
       link = await this.listenAt({ dir, ttlMs });

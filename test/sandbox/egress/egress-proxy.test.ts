@@ -9,6 +9,7 @@ import {
   type EgressOptions,
   resolveEgressOptions,
 } from '../../../src/sandbox/egress/egress-options.ts';
+import { EgressGateway } from '../../../src/sandbox/egress/egress-gateway.ts';
 import { EgressProxy } from '../../../src/sandbox/egress/egress-proxy.ts';
 import type { EgressRefusal } from '../../../src/sandbox/types.ts';
 
@@ -324,6 +325,18 @@ describe('EgressProxy', () => {
     await expect(get(path, `http://index.test:${indexPort}/`)).rejects.toThrow(
       /ENOENT|ECONNREFUSED/,
     );
+  });
+});
+
+describe('EgressGateway', () => {
+  it('names egress.socketDir when it cannot make a socket directory there', async () => {
+    const gateway = new EgressGateway({
+      egress: resolveEgressOptions({ allow: ['a.test'], socketDir: '/dev/null/egress' }),
+    });
+    const opened = gateway.open({ spec: {}, ttlMs: 1_000 });
+    await expect(opened).rejects.toThrow(InvalidArgumentError);
+    await expect(opened).rejects.toMatchObject({ argument: 'egress.socketDir' });
+    await gateway.close();
   });
 });
 

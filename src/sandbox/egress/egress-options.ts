@@ -43,8 +43,13 @@ export type EgressOptions = {
   maxBytesPerRun?: number;
   /** Deadline to resolve a name and connect to it. */
   connectTimeoutMs?: number;
-  /** A connection that moves no byte for this long is closed. */
+  /** A connection that moves no byte for this long is closed (the code's side and the server's). */
   idleTimeoutMs?: number;
+  /**
+   * Time a server has to start its answer (the response head) to a plain `http://` request,
+   * once the request is sent; past it the code gets a 504.
+   */
+  headersTimeoutMs?: number;
   /**
    * Resolves a host name to IP addresses (default: the system resolver, every address). Every
    * address must be allowed; the connection goes to the first, so a name cannot resolve to a
@@ -73,6 +78,7 @@ export type ResolvedEgress = {
   maxBytesPerRun: number;
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+  headersTimeoutMs: number;
   resolve: (hostname: string) => Promise<readonly string[]>;
   runtime: string;
   socketDir: string;
@@ -98,6 +104,7 @@ export function resolveEgressOptions(egress: EgressOptions): ResolvedEgress {
     maxBytesPerRun = 256 * 1024 * 1024,
     connectTimeoutMs = 10_000,
     idleTimeoutMs = 30_000,
+    headersTimeoutMs = 30_000,
     resolve = systemResolve,
     runtime = 'runsc-egress',
     // Per user: the first user to make a shared one would own it.
@@ -111,6 +118,7 @@ export function resolveEgressOptions(egress: EgressOptions): ResolvedEgress {
       ['maxBytesPerRun', maxBytesPerRun, 1],
       ['connectTimeoutMs', connectTimeoutMs, 1],
       ['idleTimeoutMs', idleTimeoutMs, 1],
+      ['headersTimeoutMs', headersTimeoutMs, 1],
     ],
     { prefix: 'egress.' },
   );
@@ -139,6 +147,7 @@ export function resolveEgressOptions(egress: EgressOptions): ResolvedEgress {
     rules,
     pythonIndexUrl: pythonIndexUrl === undefined ? undefined : checkIndex(pythonIndexUrl, rules),
     ...{ maxConnections, maxConnectionsPerRun, maxBytesPerRun, connectTimeoutMs, idleTimeoutMs },
+    headersTimeoutMs,
     ...{ resolve, runtime, socketDir },
   };
 }

@@ -1,33 +1,26 @@
 import { chmod } from 'node:fs/promises';
-import {
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-  createServer,
-  request as httpRequest,
-} from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { type Socket, connect } from 'node:net';
 import { checkTarget } from './check-target.ts';
 import type { ResolvedEgress } from './egress-options.ts';
-import { connectFailed, headerBytes, passOn, refusalText } from './proxy-messages.ts';
+import { forwardRequest } from './forward-request.ts';
+import { connectFailed, refuseOnResponse, refuseOnSocket } from './proxy-messages.ts';
+import { ProxyUsage } from './proxy-usage.ts';
+import { NO_HOST, UNREADABLE_HOST, refusalTarget } from './refusal-target.ts';
 import type { EgressRefusal, SandboxNetworkUsage } from '../types.ts';
-import { MAX_REFUSALS_KEPT } from './network-usage.ts';
 
-type RunCounters = Omit<SandboxNetworkUsage, 'hosts'> & {
-  hosts: Set<string>;
-  /** Connections asked for (made or refused), for `maxConnectionsPerRun`. */
-  attempts: number;
-  overLimit: boolean;
-};
+// `host:port` with a host made only of what a name or an IP literal has.
+const CONNECT_TARGET = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/;
 
 /**
  * The host side of a container's egress: an HTTP proxy on a Unix socket (mounted into that
  * container only) that takes `CONNECT host:port` (TLS and other tunnels) and absolute-form
  * `http://` requests, checks each against the policy (`checkTarget`: allow-list, host-side
  * resolution, address ranges), connects to the checked address, and bounds what goes through:
- * connections at once and per run, bytes per run, idle time. It never follows redirects: a
- * redirect is a new request, checked like the first. Refusals answer 403 with the reason and
- * are counted for the run (`takeUsage`).
+ * connections at once (each upstream connection counts until it is closed, and goes when its
+ * client does) and per run, bytes per run, idle time on either side, and the wait for an
+ * upstream's response head. It never follows redirects: a redirect is a new request, checked
+ * like the first. Refusals answer 403 with the reason and are counted for the run (`takeUsage`).
  *
  * @example
  * ```ts
@@ -39,15 +32,14 @@ type RunCounters = Omit<SandboxNetworkUsage, 'hosts'> & {
  */
 export class EgressProxy {
   private readonly egress: ResolvedEgress;
-  private readonly onRefused: ((refusal: EgressRefusal) => void) | undefined;
   private readonly server: Server;
+  private readonly usage: ProxyUsage;
   /** Sockets of connections in progress (both ends), cut at the byte limit and on close. */
   private readonly live = new Set<Socket>();
   /** Every socket the container opened to the proxy (tunnels leave the server's care). */
   private readonly clients = new Set<Socket>();
   private readonly closing = new AbortController();
   private active = 0;
-  private run = newRun();
 
   private constructor({
     egress,
@@ -57,10 +49,18 @@ export class EgressProxy {
     onRefused?: ((refusal: EgressRefusal) => void) | undefined;
   }) {
     this.egress = egress;
-    this.onRefused = onRefused;
+    this.usage = new ProxyUsage({
+      maxBytesPerRun: egress.maxBytesPerRun,
+      onRefused,
+      onOverLimit: () => {
+        for (const socket of this.live) socket.destroy();
+      },
+    });
     this.server = createServer({ headersTimeout: egress.connectTimeoutMs, maxHeaderSize: 16_384 });
     // Bounds idle keep-alive connections from the container too.
     this.server.maxConnections = egress.maxConnections * 4;
+    // A client connection that moves no byte for this long is closed (a tunnel sets its own).
+    this.server.timeout = egress.idleTimeoutMs;
     this.server.on('connection', (socket: Socket) => {
       this.clients.add(socket);
       socket.once('close', () => this.clients.delete(socket));
@@ -72,8 +72,8 @@ export class EgressProxy {
       void this.forward(request, response);
     });
     this.server.on('clientError', (_error, socket: Socket) => {
-      this.record({
-        host: '(unreadable request)',
+      this.usage.record({
+        host: UNREADABLE_HOST,
         port: 0,
         reason: 'bad-request',
         detail: 'not an HTTP request',
@@ -82,7 +82,7 @@ export class EgressProxy {
     });
   }
 
-  /** Starts a proxy listening on the Unix socket `path` (made connectable by any uid). */
+  /** Starts a proxy listening on the Unix socket `path`. */
   static async listen({
     egress,
     path,
@@ -90,7 +90,7 @@ export class EgressProxy {
   }: {
     /** The policy. */
     egress: ResolvedEgress;
-    /** Socket path on the host. */
+    /** Socket path on the host, in a directory only this process's user can enter. */
     path: string;
     /** Told about each refusal as it happens (telemetry). */
     onRefused?: (refusal: EgressRefusal) => void;
@@ -103,16 +103,15 @@ export class EgressProxy {
         resolve();
       });
     });
-    // The code runs as nobody (65534); the socket's directory is private to this container.
+    // gVisor checks the socket's host mode against the code's uid (65534): it must be open to
+    // others. Other host users are kept out by `egress.socketDir` (0700, see socket-directory.ts).
     await chmod(path, 0o666);
     return proxy;
   }
 
   /** What went through since the last call (the run or cell that just ended); starts afresh. */
   takeUsage(): SandboxNetworkUsage {
-    const { attempts: _attempts, overLimit: _overLimit, hosts, ...counts } = this.run;
-    this.run = newRun();
-    return { ...counts, hosts: [...hosts] };
+    return this.usage.take();
   }
 
   /** Stops listening and cuts every connection. */
@@ -125,11 +124,11 @@ export class EgressProxy {
 
   private async tunnel(request: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
     client.on('error', () => {});
-    const target = /^(\[[0-9a-fA-F:.]+\]|[^:/\s[\]]+):(\d{1,5})$/.exec(request.url ?? '');
+    const text = request.url ?? '';
+    const target = CONNECT_TARGET.exec(text);
     if (target === null) {
       return this.refuseSocket(client, {
-        host: (request.url ?? '').slice(0, 100),
-        port: 0,
+        ...refusalTarget(text),
         reason: 'bad-request',
         detail: 'CONNECT needs host:port',
       });
@@ -141,20 +140,20 @@ export class EgressProxy {
     if (client.destroyed) return void (this.active -= 1);
     const upstream = connect({ host: admitted.address, port });
     let connected = false;
-    const release = this.track(client, upstream);
+    const release = this.hold(client, upstream);
     upstream.setTimeout(this.egress.connectTimeoutMs, () => upstream.destroy());
     upstream.once('connect', () => {
       connected = true;
-      this.opened(admitted.host, port);
+      this.usage.opened(admitted.host, port);
       upstream.setTimeout(this.egress.idleTimeoutMs);
       client.setTimeout(this.egress.idleTimeoutMs, () => client.destroy());
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) {
-        this.count('bytesSent', head.length);
+        this.usage.count('bytesSent', head.length);
         upstream.write(head);
       }
-      client.on('data', (chunk: Buffer) => this.count('bytesSent', chunk.length));
-      upstream.on('data', (chunk: Buffer) => this.count('bytesReceived', chunk.length));
+      client.on('data', (chunk: Buffer) => this.usage.count('bytesSent', chunk.length));
+      upstream.on('data', (chunk: Buffer) => this.usage.count('bytesReceived', chunk.length));
       client.pipe(upstream);
       upstream.pipe(client);
     });
@@ -179,8 +178,7 @@ export class EgressProxy {
     }
     if (url?.protocol !== 'http:') {
       return this.refuseResponse(response, {
-        host: url?.host ?? '(no host)',
-        port: 0,
+        ...(url === undefined ? { host: NO_HOST, port: 0 } : refusalTarget(url.host)),
         reason: 'bad-request',
         detail: 'the proxy takes CONNECT host:port and absolute http:// requests only',
       });
@@ -189,59 +187,22 @@ export class EgressProxy {
     const admitted = await this.admit(url.hostname, port);
     if ('reason' in admitted) return this.refuseResponse(response, admitted);
     if (request.socket.destroyed) return void (this.active -= 1);
-    const headers = passOn(request.headers);
-    headers.host = url.host;
-    let connected = false;
-    const release = this.track(request.socket);
-    response.once('close', release);
-    const upstream = httpRequest({
-      host: admitted.address,
-      port,
-      method: request.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      setHost: false,
-      agent: false,
-      timeout: this.egress.connectTimeoutMs,
+    forwardRequest({
+      ...{ request, response, url, port, admitted, egress: this.egress, usage: this.usage },
+      release: this.hold(request.socket),
+      live: this.live,
+      closing: this.closing.signal,
+      refuse: (refusal, status) => this.refuseResponse(response, refusal, status),
     });
-    upstream.on('socket', socket => {
-      this.live.add(socket);
-      if (this.closing.signal.aborted) socket.destroy();
-      socket.once('close', () => this.live.delete(socket));
-      socket.once('connect', () => {
-        connected = true;
-        this.opened(admitted.host, port);
-        socket.setTimeout(this.egress.idleTimeoutMs);
-      });
-    });
-    upstream.on('timeout', () => upstream.destroy());
-    upstream.on('error', () => {
-      if (!response.headersSent) {
-        if (connected) response.writeHead(502).end();
-        else this.refuseResponse(response, connectFailed(admitted.host, port), 502);
-      } else {
-        response.destroy();
-      }
-    });
-    upstream.on('response', (answer: IncomingMessage) => {
-      // Headers count too (about as sent): a server could otherwise send its payload in them.
-      this.count('bytesReceived', headerBytes(answer.rawHeaders));
-      answer.on('data', (chunk: Buffer) => this.count('bytesReceived', chunk.length));
-      response.writeHead(answer.statusCode ?? 502, passOn(answer.headers));
-      answer.pipe(response);
-    });
-    this.count('bytesSent', headerBytes(request.rawHeaders));
-    request.on('data', (chunk: Buffer) => this.count('bytesSent', chunk.length));
-    request.pipe(upstream);
   }
 
-  /** Checks the limits and the target; a slot is held from here until `track`'s release. */
+  /** Checks the limits and the target; a slot is held from here until `hold`'s release. */
   private async admit(
     host: string,
     port: number,
   ): Promise<{ address: string; host: string } | EgressRefusal> {
     const asked = host.replace(/^\[|\]$/g, '');
-    if (this.run.overLimit) {
+    if (this.usage.overLimit) {
       return {
         host: asked,
         port,
@@ -257,7 +218,7 @@ export class EgressProxy {
         detail: `${this.egress.maxConnections} connections are open already`,
       };
     }
-    if (this.run.attempts >= this.egress.maxConnectionsPerRun) {
+    if (this.usage.attempts >= this.egress.maxConnectionsPerRun) {
       return {
         host: asked,
         port,
@@ -265,7 +226,7 @@ export class EgressProxy {
         detail: `this run asked for ${this.egress.maxConnectionsPerRun} connections already`,
       };
     }
-    this.run.attempts += 1;
+    this.usage.attempt();
     this.active += 1;
     const checked = await checkTarget({
       egress: this.egress,
@@ -281,7 +242,7 @@ export class EgressProxy {
   }
 
   /** Keeps the sockets of an admitted connection for cutting; the release frees its slot once. */
-  private track(...sockets: Socket[]): () => void {
+  private hold(...sockets: Socket[]): () => void {
     for (const socket of sockets) this.live.add(socket);
     if (this.closing.signal.aborted) for (const socket of sockets) socket.destroy();
     let released = false;
@@ -293,66 +254,11 @@ export class EgressProxy {
     };
   }
 
-  private opened(host: string, port: number): void {
-    this.run.connections += 1;
-    this.run.hosts.add(`${host}:${port}`);
-  }
-
-  private count(direction: 'bytesSent' | 'bytesReceived', bytes: number): void {
-    this.run[direction] += bytes;
-    if (
-      this.run.overLimit ||
-      this.run.bytesSent + this.run.bytesReceived <= this.egress.maxBytesPerRun
-    )
-      return;
-    this.run.overLimit = true;
-    this.record({
-      host: '(all connections)',
-      port: 0,
-      reason: 'byte-limit',
-      detail: `the run moved more than ${this.egress.maxBytesPerRun} bytes; its connections were cut`,
-    });
-    for (const socket of this.live) socket.destroy();
-  }
-
-  private record(refusal: EgressRefusal): void {
-    this.run.refusedCount += 1;
-    if (this.run.refused.length < MAX_REFUSALS_KEPT) this.run.refused.push(refusal);
-    try {
-      this.onRefused?.(refusal);
-    } catch {
-      // Telemetry must not break the proxy.
-    }
-  }
-
   private refuseSocket(client: Socket, refusal: EgressRefusal, status = 403): void {
-    this.record(refusal);
-    const body = refusalText(refusal);
-    // Closed once written: a client that keeps its end open must not hold the socket.
-    client.end(
-      `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\n` +
-        `Content-Type: text/plain; charset=utf-8\r\nX-Ai-Toolbelt-Egress: ${refusal.reason}\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      () => client.destroy(),
-    );
+    refuseOnSocket(client, this.usage.record(refusal), status);
   }
 
   private refuseResponse(response: ServerResponse, refusal: EgressRefusal, status = 403): void {
-    this.record(refusal);
-    const body = refusalText(refusal);
-    response
-      .writeHead(status, {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'X-Ai-Toolbelt-Egress': refusal.reason,
-        Connection: 'close',
-      })
-      .end(body);
+    refuseOnResponse(response, this.usage.record(refusal), status);
   }
-}
-
-function newRun(): RunCounters {
-  return {
-    ...{ connections: 0, bytesSent: 0, bytesReceived: 0, hosts: new Set<string>() },
-    ...{ refused: [], refusedCount: 0, attempts: 0, overLimit: false },
-  };
 }

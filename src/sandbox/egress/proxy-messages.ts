@@ -1,5 +1,6 @@
 // The proxy's HTTP messages: refusals and the headers it passes on.
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { EgressRefusal } from '../types.ts';
 
 // Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: never passed on.
@@ -51,4 +52,31 @@ export function headerBytes(raw: readonly string[]): number {
     bytes += Buffer.byteLength(raw[i]!) + Buffer.byteLength(raw[i + 1]!) + 4;
   }
   return bytes;
+}
+
+/** Answers a refused CONNECT on its raw socket and closes it. */
+export function refuseOnSocket(client: Socket, refusal: EgressRefusal, status = 403): void {
+  const body = refusalText(refusal);
+  // Closed once written: a client that keeps its end open must not hold the socket.
+  client.end(
+    `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\n` +
+      `Content-Type: text/plain; charset=utf-8\r\nX-Ai-Toolbelt-Egress: ${refusal.reason}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => client.destroy(),
+  );
+}
+
+/** Answers a refused absolute-form request (the connection closes after it). */
+export function refuseOnResponse(
+  response: ServerResponse,
+  refusal: EgressRefusal,
+  status = 403,
+): void {
+  response
+    .writeHead(status, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Ai-Toolbelt-Egress': refusal.reason,
+      Connection: 'close',
+    })
+    .end(refusalText(refusal));
 }

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { dirname, join, resolve as resolvePath } from 'node:path';
+import { dirname, join } from 'node:path';
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
@@ -9,6 +8,7 @@ import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
 import { pythonSource } from '../in-container/python-source.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 import { EgressProxy } from './egress-proxy.ts';
+import { makeProxyDirectory, secureSocketDir } from './socket-directory.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import { EXPIRES_LABEL } from '../docker/labels.ts';
 import type { SandboxNetworkUsage } from '../types.ts';
@@ -71,13 +71,11 @@ export class EgressGateway {
     runtime?: string | undefined;
   }): Promise<{ spec: Docker.ContainerCreateOptions; link: EgressLink }> {
     if (this.closed) throw new SandboxClosedError();
-    const dir = join(this.egress.socketDir, randomBytes(12).toString('hex'));
+    let dir: string;
     try {
-      // 0711: other host users cannot list the per-container directories (their names are random).
-      await mkdir(this.egress.socketDir, { recursive: true, mode: 0o711 });
-      await mkdir(dir, { mode: 0o755 });
-      await chmod(dir, 0o755);
+      dir = await makeProxyDirectory(this.egress.socketDir);
     } catch (error) {
+      if (InvalidArgumentError.isInstance(error)) throw error;
       throw new InvalidArgumentError({
         argument: 'egress.socketDir',
         value: this.egress.socketDir,
@@ -121,7 +119,9 @@ export class EgressGateway {
       call: abortSignal => container.inspect({ abortSignal }),
     });
     const dir = info.Mounts?.find(mount => mount.Destination === EGRESS_MOUNT)?.Source;
-    if (dir === undefined || dirname(dir) !== resolvePath(this.egress.socketDir)) return undefined;
+    if (dir === undefined || dirname(dir) !== (await secureSocketDir(this.egress.socketDir))) {
+      return undefined;
+    }
     const path = join(dir, 'proxy.sock');
     if (await answers(path)) return undefined;
     await rm(path, { force: true });

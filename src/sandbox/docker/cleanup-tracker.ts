@@ -69,10 +69,20 @@ export class CleanupTracker {
     this.onRemoved.set(containerId, release);
   }
 
-  private removed(containerId: string): void {
+  /**
+   * Records that `containerId` is gone, however it went (a removal here, a sweep, another
+   * replica, `docker rm`): every path that sees a removal ends here, so what the container held
+   * is released once.
+   */
+  removed(containerId: string): void {
     const release = this.onRemoved.get(containerId);
     this.onRemoved.delete(containerId);
     release?.();
+  }
+
+  /** The containers something waits on the removal of (see `whenRemoved`). */
+  held(): string[] {
+    return [...this.onRemoved.keys()];
   }
 
   /** Records a container that could not be removed and tells `onCleanupError` at once. */

@@ -59,6 +59,7 @@ export async function removeContainers({
   docker,
   ids,
   dockerTimeoutMs,
+  onRemoved,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -66,6 +67,8 @@ export async function removeContainers({
   ids: string[];
   /** Deadline of each call. */
   dockerTimeoutMs: number;
+  /** Told about each container removed (what it held on the host goes with it). */
+  onRemoved?: ((id: string) => void) | undefined;
 }): Promise<{ removed: string[]; failed: { id: string; cause: unknown }[] }> {
   const results = await Promise.allSettled(
     ids.map(id => removeContainer({ container: docker.getContainer(id), dockerTimeoutMs })),
@@ -76,6 +79,7 @@ export async function removeContainers({
     if (result.status === 'fulfilled' || isGone(result.reason)) removed.push(ids[i]!);
     else failed.push({ id: ids[i]!, cause: result.reason });
   });
+  for (const id of removed) onRemoved?.(id);
   return { removed, failed };
 }
 
@@ -98,6 +102,7 @@ export async function sweepStaleContainers({
   dockerTimeoutMs = 10_000,
   clockSkewMs = 60_000,
   scope,
+  onRemoved,
 }: {
   /** Docker client. */
   docker: Docker;
@@ -107,6 +112,8 @@ export async function sweepStaleContainers({
   clockSkewMs?: number;
   /** The sweeping sandbox's `scope`: only containers of the same scope (or of none) are swept. */
   scope?: string | undefined;
+  /** Told about each container removed (what it held on the host goes with it). */
+  onRemoved?: ((id: string) => void) | undefined;
 }): Promise<string[]> {
   const now = Date.now();
   const listed = await listSandboxContainers({
@@ -129,6 +136,7 @@ export async function sweepStaleContainers({
     docker,
     ids: stale.map(info => info.Id),
     dockerTimeoutMs,
+    onRemoved,
   });
   if (failed.length > 0) {
     throw new SandboxCleanupError({

@@ -19,6 +19,7 @@ export async function removeInstanceContainers({
   dockerTimeoutMs,
   keepInterpreters = false,
   keep,
+  onRemoved,
 }: {
   /** The engine's client. */
   docker: Docker;
@@ -30,6 +31,8 @@ export async function removeInstanceContainers({
   keepInterpreters?: boolean;
   /** Containers to leave alone (interpreters another replica serves). */
   keep?: ReadonlySet<string>;
+  /** Told about each container removed. */
+  onRemoved?: ((id: string) => void) | undefined;
 }): Promise<{ id: string; cause: unknown }[]> {
   const leftovers = (await listSandboxContainers({ docker, instanceId, dockerTimeoutMs })).filter(
     info =>
@@ -40,6 +43,7 @@ export async function removeInstanceContainers({
     docker,
     ids: leftovers.map(info => info.Id),
     dockerTimeoutMs,
+    onRemoved,
   });
   return failed;
 }
@@ -61,6 +65,7 @@ export async function sweepExpiredQuietly({
   scope,
   onCleanupError,
   onListError,
+  onRemoved,
 }: {
   /** The engine's client. */
   docker: Docker;
@@ -74,9 +79,11 @@ export async function sweepExpiredQuietly({
   onCleanupError?: (error: SandboxCleanupError) => void;
   /** Told when the engine could not be asked at all. */
   onListError: (error: unknown) => void;
+  /** Told about each container removed. */
+  onRemoved?: ((id: string) => void) | undefined;
 }): Promise<void> {
   try {
-    await sweepStaleContainers({ docker, dockerTimeoutMs, clockSkewMs, scope });
+    await sweepStaleContainers({ docker, dockerTimeoutMs, clockSkewMs, scope, onRemoved });
   } catch (error) {
     if (!SandboxCleanupError.isInstance(error)) return onListError(error);
     if (onCleanupError !== undefined) onCleanupError(error);

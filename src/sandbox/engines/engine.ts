@@ -11,6 +11,7 @@ import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineAddress } from '../options/engine-address.ts';
 import { isTransportError, toEngineError } from '../docker/engine-errors.ts';
 import { INSTANCE_LABEL, SCOPE_LABEL } from '../docker/labels.ts';
+import { RemovalWatch } from '../docker/removal-watch.ts';
 import { SandboxContainer } from '../docker/sandbox-container.ts';
 import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
 import { ProbeLoop } from './engine-health.ts';
@@ -50,6 +51,8 @@ export class Engine implements EngineLink {
   /** The sandbox's egress gateway, when it has a policy (results read their network use there). */
   readonly egress: EgressGateway | undefined;
   private readonly probes: ProbeLoop;
+  /** With egress: closes a container's proxy however the container is removed. */
+  private readonly removals: RemovalWatch | undefined;
   private lastSweep = 0;
   private admissions = 0;
   private closing: Promise<{ id: string; cause: unknown }[]> | undefined;
@@ -84,6 +87,8 @@ export class Engine implements EngineLink {
       engine: this.name,
       onDeferred: container => this.defer(container),
     });
+    this.removals =
+      egress && new RemovalWatch({ ...options, docker: this.docker, cleanup: this.cleanup });
     this.probes = new ProbeLoop({
       intervalMs: options.healthCheckIntervalMs,
       probe: () => this.runProbe(),
@@ -204,6 +209,7 @@ export class Engine implements EngineLink {
   }
 
   private async periodic(): Promise<void> {
+    if (this.state === 'up') void this.removals?.start();
     if (this.state === 'up' && Date.now() - this.lastSweep >= this.options.sweepIntervalMs) {
       await this.sweepExpired();
     }
@@ -256,6 +262,7 @@ export class Engine implements EngineLink {
         }),
     });
     this.pool.fill();
+    void this.removals?.start();
     this.lastError = undefined;
     this.state = 'up';
     this.onStateChange(this);
@@ -265,6 +272,7 @@ export class Engine implements EngineLink {
     if (this.state !== 'up') return;
     this.state = 'down';
     this.lastError = toEngineError(cause, { engine: this.name });
+    this.removals?.stop();
     const detail = cause instanceof Error ? cause.message : String(cause);
     const lost = new SandboxUnavailableError({
       reason: 'engine-lost',
@@ -308,6 +316,7 @@ export class Engine implements EngineLink {
       dockerTimeoutMs,
       keepInterpreters,
       ...(keep ? { keep } : {}),
+      onRemoved: id => this.cleanup.removed(id),
     });
     this.deferred.clear();
     for (const { id, cause } of failed) this.cleanup.fail(id, cause);
@@ -319,6 +328,7 @@ export class Engine implements EngineLink {
       ...this.options,
       docker: this.docker,
       onListError: error => void this.toError(error),
+      onRemoved: id => this.cleanup.removed(id),
     });
   }
 
@@ -352,6 +362,7 @@ export class Engine implements EngineLink {
 
   private async finish(keep?: ReadonlySet<string>): Promise<{ id: string; cause: unknown }[]> {
     await this.probes.stop();
+    this.removals?.stop();
     const wasUp = this.state === 'up';
     await this.closePool(this.unavailable());
     this.state = 'closed';

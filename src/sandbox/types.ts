@@ -357,7 +357,7 @@ export type EgressRefusalReason =
  * ```
  */
 export type EgressRefusal = {
-  /** The host the code asked for (as it asked; never a path or query). */
+  /** The host the code asked for: a host name or IP only, never a path, query or credentials. */
   host: string;
   /** The port it asked for (0 when the request could not be read). */
   port: number;

@@ -62,7 +62,9 @@ export class RemovalWatch {
             filters: { type: ['container'], event: ['destroy'], label: [SANDBOX_LABEL] },
             abortSignal: controller.signal,
           }),
-      })) as NodeJS.ReadableStream & { destroy?: () => void };
+      })) as NodeJS.ReadableStream & { destroy?: () => void; socket?: { unref?: () => void } };
+      // Like the engine's timers, the stream never keeps the process alive.
+      stream.socket?.unref?.();
       stream.on('error', ended);
       stream.on('close', ended);
       stream.on('end', ended);

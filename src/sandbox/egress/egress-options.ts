@@ -64,7 +64,9 @@ export type EgressOptions = {
   /**
    * Host directory under which each container's proxy socket is made (default
    * `<tmpdir>/ai-toolbelt-egress-<uid>`). dockerd must see it at the same path: with a private
-   * /tmp (systemd `PrivateTmp`), pick a directory outside it.
+   * /tmp (systemd `PrivateTmp`), pick a directory outside it. It must be this user's and no one
+   * else's to enter (made `0700`), with no symbolic link on the path and no parent another user
+   * could change (`InvalidArgumentError` otherwise): other host users then reach no proxy.
    */
   socketDir?: string;
 };

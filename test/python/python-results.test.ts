@@ -2,6 +2,7 @@
 // chart data), the rest keeps its representations, and the model reads `Out:` / `Displayed:`.
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
+import { withinCaps } from '../../src/python/python-artifacts.ts';
 import { pythonModelOutput } from '../../src/python/python-model-output.ts';
 import { describeResults, toPythonResults } from '../../src/python/python-results.ts';
 import { pythonToolDescription } from '../../src/python/python-tool-description.ts';
@@ -43,6 +44,33 @@ describe('python results', () => {
     expect(describeResults({ results, maxChars: 1_000 })).toBe(
       'Displayed: output-1.png\nOut:\n   v\n0  1',
     );
+  });
+
+  it('bounds shown JSON whatever sandbox made it: 64 levels, then a note', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 4_500; i++) deep = [deep];
+    const { results } = toPythonResults({
+      results: [{ main: true, data: { 'text/plain': 'Deep()', 'application/json': deep } }],
+    });
+    let level: unknown = results[0]!.json;
+    let depth = 0;
+    while (Array.isArray(level)) {
+      level = level[0];
+      depth += 1;
+    }
+    expect([depth, level]).toEqual([64, '… (cut: nested deeper than 64 levels)']);
+  });
+
+  it('takes control and invisible formatting characters out of names and notes, whatever sandbox made them', () => {
+    const data = new Uint8Array(1);
+    const run = withinCaps({
+      images: [{ name: 'fig\u202E.png', mediaType: 'image/png', width: 1, height: 1, data }],
+      files: [{ path: 'outputs/photo\u202Egpj.exe', mediaType: 'application/octet-stream', data }],
+      notes: ['outputs/a\u2066b.csv was dropped\u0007'],
+    });
+    expect(run.images.map(image => image.name)).toEqual(['fig.png']);
+    expect(run.files.map(file => file.path)).toEqual(['outputs/photogpj.exe']);
+    expect(run.notes).toEqual(['outputs/ab.csv was dropped']);
   });
 
   it('cuts what the model reads at maxChars in all', () => {

@@ -50,6 +50,32 @@ describe('McpElicitationBroker', () => {
     stop();
   });
 
+  it("shows a server's question and field labels without control or bidirectional characters, and a schema of any depth", async () => {
+    const broker = new McpElicitationBroker();
+    const parts: McpElicitationPart[] = [];
+    const stop = broker.subscribe('alice', part => parts.push(part));
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 4_500; i++) deep = [deep];
+    const request = {
+      ...formRequest('alice'),
+      // Reads "Delete settings.txt" with the override in.
+      message: 'Delete \u202Etxt.sgnittes',
+      requestedSchema: {
+        type: 'object',
+        properties: { folder: { type: 'string', title: 'Fol\u200Fder\u0000', deep } },
+      },
+    } as unknown as McpElicitationRequest;
+    void broker.handler(request);
+    const [part] = parts;
+    expect(part?.message).toBe('Delete txt.sgnittes');
+    const folder = (part?.requestedSchema as { properties: { folder: { title: string } } })
+      .properties.folder;
+    expect(folder.title).toBe('Folder');
+    expect(() => JSON.stringify(part)).not.toThrow();
+    broker.answer({ id: part!.id, userId: 'alice', result: { action: 'decline' } });
+    stop();
+  });
+
   it('declines at once with no open stream for the user, or for URL mode', async () => {
     const broker = new McpElicitationBroker();
     await expect(broker.handler(formRequest('bob'))).resolves.toEqual({ action: 'decline' });

@@ -33,11 +33,15 @@ function expectStrictPagePolicy(policy: string | null): void {
   const csp = directives(policy);
   const scripts = csp.get('script-src') ?? [];
   expect(scripts).toContain("'self'");
-  expect(scripts.filter(source => !/^'nonce-[\w+/=]{16,}'$/.test(source))).toEqual(["'self'"]);
+  expect(scripts.filter(source => !/^'nonce-[\w+/=]{16,}'$/.test(source))).toEqual([
+    "'self'",
+    "'report-sample'",
+  ]);
   expect(csp.get('frame-ancestors')).toEqual(["'none'"]);
   expect(csp.get('object-src')).toEqual(["'none'"]);
   expect(csp.get('base-uri')).toEqual(["'none'"]);
-  expect(csp.get('style-src')).toEqual(["'self'"]);
+  // Inline styles: the browser checks a DataFrame's (which DOMPurify then removes) as it parses.
+  expect(csp.get('style-src')).toEqual(["'self'", "'unsafe-inline'"]);
   expect(csp.get('img-src')).toEqual(["'self'", 'data:', 'blob:']);
   expect(csp.get('connect-src')).toEqual(["'self'"]);
   expect(csp.get('default-src')).toEqual(["'self'"]);

@@ -92,5 +92,5 @@ function page(message: string, server: string | undefined): string {
   const escape = (text: string) => text.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
   const named = server === undefined ? '' : ` data-server="${escape(server)}"`;
   const notify = server === undefined ? '' : '<script src="/assets/mcp-callback.js"></script>';
-  return `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`;
+  return `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`;
 }

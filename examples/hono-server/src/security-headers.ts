@@ -2,16 +2,20 @@ import type { MiddlewareHandler } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 
 /**
- * The page's Content-Security-Policy: scripts and styles only from the app's own files (no inline
- * script or style, no eval), images from the app or `data:`/`blob:` URLs (the chat's figures
- * arrive as base64), requests only to the app, no plugins, no `<base>`, forms posting only here,
- * and no framing by any page. A script that slipped past DOMPurify could not run, and one that
- * did could send what it read nowhere but here.
+ * The page's Content-Security-Policy: scripts only from the app's own files (no inline script, no
+ * eval), images from the app or `data:`/`blob:` URLs (the chat's figures arrive as base64), fonts
+ * and requests only to the app, no plugins, no `<base>`, forms posting only here, and no framing
+ * by any page. A script that slipped past DOMPurify could not run, and nothing on the page can
+ * send what it reads anywhere but here. Styles may be inline: a DataFrame's HTML carries a
+ * `<style>` and `style` attributes, which DOMPurify removes, but the browser checks them against
+ * the policy while it parses that HTML for DOMPurify (and reports each one); inline CSS can load
+ * nothing from elsewhere under the rules above.
  */
 export const CONTENT_SECURITY_POLICY = {
   defaultSrc: ["'self'"],
-  scriptSrc: ["'self'"],
-  styleSrc: ["'self'"],
+  // 'report-sample': a violation report carries the start of the code it blocked.
+  scriptSrc: ["'self'", "'report-sample'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
   imgSrc: ["'self'", 'data:', 'blob:'],
   fontSrc: ["'self'"],
   connectSrc: ["'self'"],

@@ -1,10 +1,13 @@
 /**
  * The chat page's Content-Security-Policy, with this response's `nonce`: scripts only from the
  * app's own files and Next.js's inline scripts carrying the nonce (no 'unsafe-inline', no eval
- * outside `next dev`), styles only from the app's files, images from the app or `data:`/`blob:`
- * URLs (the chat's figures arrive as base64), requests only to the app, no plugins, no `<base>`,
- * forms posting only here, and no framing by any page. `proxy.ts` sets it; Next.js reads the nonce
- * from the request's copy and puts it on its own scripts.
+ * outside `next dev`), images from the app or `data:`/`blob:` URLs (the chat's figures arrive as
+ * base64), fonts and requests only to the app, no plugins, no `<base>`, forms posting only here,
+ * and no framing by any page. `proxy.ts` sets it; Next.js reads the nonce from the request's copy
+ * and puts it on its own scripts. Styles may be inline: a DataFrame's HTML carries a `<style>` and
+ * `style` attributes, which DOMPurify removes, but the browser checks them against the policy
+ * while it parses that HTML for DOMPurify (and reports each one); inline CSS can load nothing from
+ * elsewhere under the rules above.
  *
  * @example
  * ```ts
@@ -18,8 +21,9 @@ export function pagePolicy(
   return [
     "default-src 'self'",
     // React's development build evaluates code to rebuild server error stacks.
-    `script-src 'self' 'nonce-${nonce}'${development ? " 'unsafe-eval'" : ''}`,
-    "style-src 'self'",
+    // 'report-sample': a violation report carries the start of the code it blocked.
+    `script-src 'self' 'nonce-${nonce}' 'report-sample'${development ? " 'unsafe-eval'" : ''}`,
+    "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self'",
     "connect-src 'self'",
@@ -38,7 +42,7 @@ export const OTHER_ROUTES_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  "img-src 'self' data:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -44,7 +44,7 @@ function page(message: string, status: number, server?: string): Response {
   const named = server === undefined ? '' : ` data-server="${escape(server)}"`;
   const notify = server === undefined ? '' : '<script src="/mcp-callback.js"></script>';
   return new Response(
-    `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`,
+    `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`,
     { status, headers: { 'content-type': 'text/html; charset=utf-8' } },
   );
 }

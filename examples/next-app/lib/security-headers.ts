@@ -53,7 +53,7 @@ export const COMMON_HEADERS = [
   { key: 'X-Content-Type-Options', value: 'nosniff' },
   // For browsers that predate frame-ancestors.
   { key: 'X-Frame-Options', value: 'DENY' },
-  // Not no-referrer: browsers would then send `Origin: null` with the page's own POSTs, which
+  // Not no-referrer: browsers would then send `Origin: null` with a form posted to the app, which
   // the routes refuse (lib/same-origin.ts).
   { key: 'Referrer-Policy', value: 'same-origin' },
 ];

@@ -8,6 +8,7 @@ import { DockerSandbox } from '../../src/sandbox/index.ts';
 import { describeWith } from '../e2e/support/describe-e2e.ts';
 import { DEEP_JSON_CODE, HOSTILE_FILE_CODE } from '../e2e/support/hostile-output-scenario.ts';
 import { answerText, readUIChunks } from '../examples/ui-chunks.ts';
+import { DEPTH_NOTE, listDepth } from '../helpers/nested-json.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';
 
 describeWith({}, 'hostile python output in the chat stream (real engine)', () => {
@@ -56,14 +57,7 @@ describeWith({}, 'hostile python output in the chat stream (real engine)', () =>
     expect(success.state).toBe('success');
     const [shown] = success.results ?? [];
     expect(shown?.text).toBe('Deep()');
-    let level: unknown = shown?.json;
-    let depth = 0;
-    while (Array.isArray(level)) {
-      level = level[0];
-      depth += 1;
-    }
-    expect(depth).toBe(64);
-    expect(level).toBe('… (cut: nested deeper than 64 levels)');
+    expect(listDepth(shown?.json)).toEqual([64, DEPTH_NOTE]);
   }, 120_000);
 
   it("a value too deep for Python's own recursion limit: the cell still succeeds, the JSON left out with a note", async () => {

@@ -7,6 +7,7 @@ import {
   type McpToolbox,
 } from '../../src/mcp/index.ts';
 import type { McpElicitationRequest } from '../../src/mcp/elicitation/elicitation.ts';
+import { nestedLists } from '../helpers/nested-json.ts';
 import { callOptions, fixture } from './helpers.ts';
 
 const open: McpToolbox[] = [];
@@ -54,8 +55,7 @@ describe('McpElicitationBroker', () => {
     const broker = new McpElicitationBroker();
     const parts: McpElicitationPart[] = [];
     const stop = broker.subscribe('alice', part => parts.push(part));
-    let deep: unknown = 'bottom';
-    for (let i = 0; i < 4_500; i++) deep = [deep];
+    const deep = nestedLists(4_500);
     const request = {
       ...formRequest('alice'),
       // Reads "Delete settings.txt" with the override in.

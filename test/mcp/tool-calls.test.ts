@@ -9,6 +9,7 @@ import {
 } from '../../src/mcp/index.ts';
 import { chatResponse } from '../../src/index.ts';
 import { answerText, readUIChunks } from '../examples/ui-chunks.ts';
+import { DEPTH_NOTE, listDepth } from '../helpers/nested-json.ts';
 import { scriptedModel } from '../helpers/scripted-model.ts';
 import { callOptions, childPids, fixture, fixturePath, waitFor } from './helpers.ts';
 
@@ -146,14 +147,10 @@ describe('tool calls', () => {
     expect(chunks.filter(chunk => chunk.type === 'error')).toEqual([]);
     expect(answerText(chunks)).toBe('It is deep.');
     const output = chunks.find(chunk => chunk.type === 'tool-output-available');
-    let level = (output as { output: { structuredContent: { tree: unknown } } }).output
-      .structuredContent.tree;
-    let depth = 2; // the output object, then structuredContent
-    while (Array.isArray(level)) {
-      level = level[0];
-      depth += 1;
-    }
-    expect([depth, level]).toEqual([64, '… (cut: nested deeper than 64 levels)']);
+    const { structuredContent } = (output as { output: { structuredContent: { tree: unknown } } })
+      .output;
+    // The output object and structuredContent are the first two of the 64 levels.
+    expect(listDepth(structuredContent.tree)).toEqual([62, DEPTH_NOTE]);
   });
 
   it('sets metadata naming the source server and a JSON Schema input', () => {

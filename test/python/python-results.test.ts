@@ -6,6 +6,7 @@ import { withinCaps } from '../../src/python/python-artifacts.ts';
 import { pythonModelOutput } from '../../src/python/python-model-output.ts';
 import { describeResults, toPythonResults } from '../../src/python/python-results.ts';
 import { pythonToolDescription } from '../../src/python/python-tool-description.ts';
+import { DEPTH_NOTE, listDepth, nestedLists } from '../helpers/nested-json.ts';
 
 const png = PNG.sync.write(new PNG({ width: 4, height: 5 })).toString('base64');
 const chart = {
@@ -47,18 +48,11 @@ describe('python results', () => {
   });
 
   it('bounds shown JSON whatever sandbox made it: 64 levels, then a note', () => {
-    let deep: unknown = 'bottom';
-    for (let i = 0; i < 4_500; i++) deep = [deep];
+    const deep = nestedLists(4_500);
     const { results } = toPythonResults({
       results: [{ main: true, data: { 'text/plain': 'Deep()', 'application/json': deep } }],
     });
-    let level: unknown = results[0]!.json;
-    let depth = 0;
-    while (Array.isArray(level)) {
-      level = level[0];
-      depth += 1;
-    }
-    expect([depth, level]).toEqual([64, '… (cut: nested deeper than 64 levels)']);
+    expect(listDepth(results[0]!.json)).toEqual([64, DEPTH_NOTE]);
   });
 
   it('takes control and invisible formatting characters out of names and notes, whatever sandbox made them', () => {

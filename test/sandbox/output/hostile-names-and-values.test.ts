@@ -5,14 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { toArtifact } from '../../../src/sandbox/output/artifacts.ts';
 import { parseChartData } from '../../../src/sandbox/output/chart-data.ts';
 import { parseDisplayResult } from '../../../src/sandbox/output/display-result.ts';
+import { DEPTH_NOTE, listDepth, nestedLists } from '../../helpers/nested-json.ts';
 
 const png = new Uint8Array(PNG.sync.write(new PNG({ width: 2, height: 2 })));
-
-function nested(depth: number): unknown {
-  let value: unknown = 'bottom';
-  for (let i = 0; i < depth; i++) value = [value];
-  return value;
-}
 
 describe('names from the sandbox', () => {
   it('a returned file or image loses bidirectional and control characters from its name', () => {
@@ -67,18 +62,12 @@ describe('names from the sandbox', () => {
 
 describe('shown JSON from the sandbox', () => {
   it('is cut at 64 levels with a note, so it encodes again whatever its depth', () => {
-    const deep = nested(4_500);
+    const deep = nestedLists(4_500);
     const result = parseDisplayResult(
       { main: true, data: { 'text/plain': 'Deep()', 'application/json': deep } },
       { maxChars: 1 << 20 },
     );
-    let level: unknown = result?.data['application/json'];
-    let depth = 0;
-    while (Array.isArray(level)) {
-      level = level[0];
-      depth += 1;
-    }
-    expect([depth, level]).toEqual([64, '… (cut: nested deeper than 64 levels)']);
+    expect(listDepth(result?.data['application/json'])).toEqual([64, DEPTH_NOTE]);
     expect(() => JSON.stringify(result)).not.toThrow();
   });
 

@@ -1,21 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { boundJson } from '../../../src/util/untrusted/bound-json.ts';
-
-/** Lists nested `depth` levels around "bottom". */
-function nested(depth: number): unknown {
-  let value: unknown = 'bottom';
-  for (let i = 0; i < depth; i++) value = [value];
-  return value;
-}
-
-function depthOf(value: unknown): [number, unknown] {
-  let depth = 0;
-  while (Array.isArray(value)) {
-    value = value[0];
-    depth += 1;
-  }
-  return [depth, value];
-}
+import { DEPTH_NOTE, listDepth, nestedLists } from '../../helpers/nested-json.ts';
 
 describe('boundJson', () => {
   it('passes a value within the bounds through unchanged', () => {
@@ -23,16 +8,16 @@ describe('boundJson', () => {
     const bounded = boundJson(value, { maxChars: 1000 });
     expect(bounded).toEqual({ value, cut: false });
     expect(JSON.stringify(bounded.value)).toBe(JSON.stringify(value));
-    expect(boundJson(nested(64))).toEqual({ value: nested(64), cut: false });
+    expect(boundJson(nestedLists(64))).toEqual({ value: nestedLists(64), cut: false });
   });
 
   it('replaces what is nested deeper than maxDepth by a note; any depth is safe to encode after', () => {
     // Deeper than JSON.stringify can encode on a default stack.
-    const deep = nested(100_000);
+    const deep = nestedLists(100_000);
     expect(() => JSON.stringify(deep)).toThrow(RangeError);
     const { value, cut } = boundJson(deep);
     expect(cut).toBe(true);
-    expect(depthOf(value)).toEqual([64, '… (cut: nested deeper than 64 levels)']);
+    expect(listDepth(value)).toEqual([64, DEPTH_NOTE]);
     expect(() => JSON.stringify(value)).not.toThrow();
     let objects: unknown = 1;
     for (let i = 0; i < 10; i++) objects = { child: objects };

@@ -30,9 +30,10 @@ export const CONTENT_SECURITY_POLICY = {
  * `X-Frame-Options: DENY` (for browsers that predate `frame-ancestors`), `Referrer-Policy:
  * same-origin`, no `X-Powered-By`. Left out on purpose: `Referrer-Policy: no-referrer` (Hono's
  * default: browsers then send `Origin: null` with a form posted to the app, which `sameOrigin`
- * refuses; the page's `fetch` calls keep theirs), `Cross-Origin-Opener-Policy` (the MCP sign-in tab tells the chat it is done through
- * `window.opener`, which COOP would cut) and `Strict-Transport-Security` (the app speaks plain
- * HTTP on 127.0.0.1; HSTS belongs to whatever terminates TLS in front of it).
+ * refuses; the page's `fetch` calls keep theirs), `Cross-Origin-Opener-Policy` (the MCP sign-in
+ * tab tells the chat it is done through `window.opener`, which COOP would cut) and
+ * `Strict-Transport-Security` (the app speaks plain HTTP on 127.0.0.1; HSTS belongs to whatever
+ * terminates TLS in front of it).
  *
  * @example
  * ```ts

@@ -20,8 +20,8 @@ export function pagePolicy(
 ): string {
   return [
     "default-src 'self'",
-    // React's development build evaluates code to rebuild server error stacks.
-    // 'report-sample': a violation report carries the start of the code it blocked.
+    // 'report-sample': a violation report carries the start of the code it blocked. React's
+    // development build evaluates code to rebuild server error stacks.
     `script-src 'self' 'nonce-${nonce}' 'report-sample'${development ? " 'unsafe-eval'" : ''}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",

@@ -3,7 +3,7 @@
 // an MCP server's structured result) overflow the stack of whatever encodes it next (the chat's
 // stream, a provider request). Cut as text results are: in place, with a note saying what went.
 
-/** A JSON value, as `bound-json` returns it. */
+/** A JSON value, as `boundJson` returns it. */
 export type BoundedJsonValue =
   null | boolean | number | string | BoundedJsonValue[] | { [key: string]: BoundedJsonValue };
 

@@ -2,6 +2,7 @@ import { MAX_RUN_NOTES } from '../sandbox/output/record-budget.ts';
 import type { ChartData } from '../sandbox/chart-types.ts';
 import type { SandboxFile, SandboxImage } from '../sandbox/types.ts';
 import { encodeBase64 } from '../util/base64.ts';
+import { safeLabel } from '../util/untrusted/safe-label.ts';
 
 /**
  * An image or file a python run returned, as the tool streams it and stores it in the
@@ -68,7 +69,8 @@ export type SaveArtifact = (artifact: {
 /**
  * A run's images, files and notes cut to the caps before anything is encoded, saved or shown
  * to the model: a sandbox that returns more (it should not) costs no more than one that
- * keeps to them. What was cut is said in a note.
+ * keeps to them. What was cut is said in a note. Names and notes lose control and invisible
+ * formatting characters (`safeLabel`), whatever sandbox made them: a page shows them.
  */
 export function withinCaps({
   images,
@@ -98,9 +100,12 @@ export function withinCaps({
     return items.slice(0, max);
   };
   return {
-    images: keep(images, maxImages, 'images'),
-    files: keep(files, maxFiles, 'files'),
-    notes: [...keep(notes, maxNotes, 'notes'), ...cut],
+    images: keep(images, maxImages, 'images').map(image => ({
+      ...image,
+      name: safeLabel(image.name),
+    })),
+    files: keep(files, maxFiles, 'files').map(file => ({ ...file, path: safeLabel(file.path) })),
+    notes: [...keep(notes, maxNotes, 'notes').map(safeLabel), ...cut],
   };
 }
 

@@ -1,6 +1,10 @@
 import type { JSONValue } from 'ai';
 import type { SandboxDisplayResult, SandboxImage } from '../sandbox/types.ts';
 import { base64ByteLength, decodeBase64Into } from '../util/base64.ts';
+import { boundJson } from '../util/untrusted/bound-json.ts';
+
+/** Characters of a shown JSON value (`DockerSandbox`'s default `maxOutputBytes`). */
+const MAX_JSON_CHARS = 1024 * 1024;
 
 /**
  * A value a notebook cell showed (its last expression, or a `display()` call), as the python
@@ -34,7 +38,9 @@ export type PythonResult = {
 /**
  * The shown values of a cell as the tool outputs them: images (a shown figure's PNG, with its
  * chart data) move to the images, named `output-N.png`, so the UI and the model handle every
- * image one way; the rest keeps its representations.
+ * image one way; the rest keeps its representations. JSON is bounded again here, whatever sandbox
+ * made it (64 levels, 1 MiB of text, cut in place with a note: see `boundJson`), so the stream
+ * that carries it never fails to encode it.
  *
  * @example
  * ```ts
@@ -54,8 +60,8 @@ export function toPythonResults({
     if (data['text/markdown'] !== undefined) result.markdown = data['text/markdown'];
     if (data['image/svg+xml'] !== undefined) result.svg = data['image/svg+xml'];
     if (data['text/latex'] !== undefined) result.latex = data['text/latex'];
-    // The host parsed it from JSON: it is one.
-    if (data['application/json'] !== undefined) result.json = data['application/json'] as JSONValue;
+    if (data['application/json'] !== undefined)
+      result.json = boundJson(data['application/json'], { maxChars: MAX_JSON_CHARS }).value;
     const png = data['image/png'] === undefined ? undefined : decode(data['image/png']);
     const size = png === undefined ? undefined : pngDimensions(png);
     if (png !== undefined && size !== undefined) {

@@ -19,6 +19,10 @@ import {
 import { playFollowUp } from './support/play-follow-up.ts';
 import { playResultsScenario } from './support/play-results.ts';
 import { resultsScenario } from './support/results-scenario.ts';
+import { hostileOutputScenario } from './support/hostile-output-scenario.ts';
+import { playHostileOutput } from './support/play-hostile-output.ts';
+import { watchPage } from './support/page-watch.ts';
+import { checkSecurityHeaders } from './support/security-checks.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -61,6 +65,7 @@ describeE2E('hono-server example in a browser', () => {
     const firstRequest = fake.requests.length;
     await using browser = await launchChromium();
     const page = await browser.context.newPage();
+    const watch = await watchPage(page);
     page.setDefaultTimeout(60_000);
     await page.goto(app.ready[1]!);
     await page.locator('#attach').setInputFiles({
@@ -109,6 +114,7 @@ describeE2E('hono-server example in a browser', () => {
       path: join(root, 'test-results/e2e/hono-server-follow-up.png'),
       fullPage: true,
     });
+    expect(watch.problems()).toEqual([]);
   }, 180_000);
 
   it('shows what python cells showed: live output, a describe() table, a chart drawn from its data, hostile HTML sanitised', async () => {
@@ -120,6 +126,21 @@ describeE2E('hono-server example in a browser', () => {
       screenshot: join(root, 'test-results/e2e/hono-server-results.png'),
     });
   }, 180_000);
+
+  it('shows a file named with a right-to-left override by its cleaned name, and completes an answer whose JSON nests 4,500 levels', async () => {
+    fake.setScript(hostileOutputScenario());
+    await using browser = await launchChromium();
+    await playHostileOutput({
+      context: browser.context,
+      url: app.ready[1]!,
+      screenshot: join(root, 'test-results/e2e/hono-server-hostile-output.png'),
+    });
+  }, 180_000);
+
+  it('sends a strict Content-Security-Policy, nosniff and DENY, and cannot be framed', async () => {
+    await using browser = await launchChromium();
+    await checkSecurityHeaders({ context: browser.context, url: app.ready[1]! });
+  }, 60_000);
 });
 
 describeWith({ browser: true, sandbox: false }, 'hono-server example without a model', () => {

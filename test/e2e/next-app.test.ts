@@ -21,6 +21,10 @@ import { CSV_QUESTION, SALES_CSV, csvFollowUpScenario } from './support/csv-scen
 import { playFollowUp } from './support/play-follow-up.ts';
 import { playResultsScenario } from './support/play-results.ts';
 import { resultsScenario } from './support/results-scenario.ts';
+import { hostileOutputScenario } from './support/hostile-output-scenario.ts';
+import { playHostileOutput } from './support/play-hostile-output.ts';
+import { watchPage } from './support/page-watch.ts';
+import { checkSecurityHeaders } from './support/security-checks.ts';
 import { playWeatherScenario } from './support/play-scenario.ts';
 import { notesScenario, playSignInScenario } from './support/play-sign-in.ts';
 import { weatherScenario } from './support/weather-scenario.ts';
@@ -105,6 +109,7 @@ describeE2E('next-app example in a browser', () => {
     fake.setScript(csvFollowUpScenario());
     await using browser = await launchChromium();
     const page = await browser.context.newPage();
+    const watch = await watchPage(page);
     page.setDefaultTimeout(60_000);
     await page.goto(app.ready[1]!);
     await page.locator('#attach').setInputFiles({
@@ -121,6 +126,7 @@ describeE2E('next-app example in a browser', () => {
       path: join(root, 'test-results/e2e/next-app-follow-up.png'),
       fullPage: true,
     });
+    expect(watch.problems()).toEqual([]);
   }, 180_000);
 
   it('shows what python cells showed: live output, a describe() table, a chart drawn from its data, hostile HTML sanitised', async () => {
@@ -132,6 +138,21 @@ describeE2E('next-app example in a browser', () => {
       screenshot: join(root, 'test-results/e2e/next-app-results.png'),
     });
   }, 180_000);
+
+  it('shows a file named with a right-to-left override by its cleaned name, and completes an answer whose JSON nests 4,500 levels', async () => {
+    fake.setScript(hostileOutputScenario());
+    await using browser = await launchChromium();
+    await playHostileOutput({
+      context: browser.context,
+      url: app.ready[1]!,
+      screenshot: join(root, 'test-results/e2e/next-app-hostile-output.png'),
+    });
+  }, 180_000);
+
+  it('sends a strict Content-Security-Policy with a nonce, nosniff and DENY, and cannot be framed', async () => {
+    await using browser = await launchChromium();
+    await checkSecurityHeaders({ context: browser.context, url: app.ready[1]! });
+  }, 60_000);
 
   it('refuses an oversized body with 413 and an over-long message with 400', async () => {
     const url = new URL('api/chat', app.ready[1]!);

@@ -264,7 +264,13 @@ describe('browsers that never loaded the page', () => {
       }),
     );
     expect(callback.status).toBe(200);
-    expect(await callback.text()).toContain('Connected to notes');
+    const html = await callback.text();
+    expect(html).toContain('Connected to notes');
+    // The page's script is a file with the server's name in data-server: the policy runs no
+    // inline script.
+    expect(html).toContain('data-server="notes"');
+    expect(html).toContain('<script src="/mcp-callback.js"></script>');
+    expect(html).not.toContain('<script>');
     expect(mine.status().notes!.state).toBe('ready');
   });
 

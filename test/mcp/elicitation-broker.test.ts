@@ -7,6 +7,7 @@ import {
   type McpToolbox,
 } from '../../src/mcp/index.ts';
 import type { McpElicitationRequest } from '../../src/mcp/elicitation/elicitation.ts';
+import { nestedLists } from '../helpers/nested-json.ts';
 import { callOptions, fixture } from './helpers.ts';
 
 const open: McpToolbox[] = [];
@@ -47,6 +48,31 @@ describe('McpElicitationBroker', () => {
     expect(parts.at(-1)).toMatchObject({ id, state: 'accept' });
     // Answered once: a second answer finds nothing.
     expect(broker.answer({ id, userId: 'alice', result })).toBe(false);
+    stop();
+  });
+
+  it("shows a server's question and field labels without control or bidirectional characters, and a schema of any depth", async () => {
+    const broker = new McpElicitationBroker();
+    const parts: McpElicitationPart[] = [];
+    const stop = broker.subscribe('alice', part => parts.push(part));
+    const deep = nestedLists(4_500);
+    const request = {
+      ...formRequest('alice'),
+      // Reads "Delete settings.txt" with the override in.
+      message: 'Delete \u202Etxt.sgnittes',
+      requestedSchema: {
+        type: 'object',
+        properties: { folder: { type: 'string', title: 'Fol\u200Fder\u0000', deep } },
+      },
+    } as unknown as McpElicitationRequest;
+    void broker.handler(request);
+    const [part] = parts;
+    expect(part?.message).toBe('Delete txt.sgnittes');
+    const folder = (part?.requestedSchema as { properties: { folder: { title: string } } })
+      .properties.folder;
+    expect(folder.title).toBe('Folder');
+    expect(() => JSON.stringify(part)).not.toThrow();
+    broker.answer({ id: part!.id, userId: 'alice', result: { action: 'decline' } });
     stop();
   });
 

@@ -7,7 +7,11 @@ import {
   McpToolError,
   type McpToolbox,
 } from '../../src/mcp/index.ts';
-import { callOptions, childPids, fixture, waitFor } from './helpers.ts';
+import { chatResponse } from '../../src/index.ts';
+import { answerText, readUIChunks } from '../examples/ui-chunks.ts';
+import { DEPTH_NOTE, listDepth } from '../helpers/nested-json.ts';
+import { scriptedModel } from '../helpers/scripted-model.ts';
+import { callOptions, childPids, fixture, fixturePath, waitFor } from './helpers.ts';
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
@@ -17,7 +21,13 @@ const usage = {
 let toolbox: McpToolbox;
 beforeAll(async () => {
   toolbox = await connectMcpServers({
-    servers: { behaviour: fixture('behaviour-server.ts') },
+    servers: {
+      // The stack its `deep` tool needs to write 4,500 levels (see behaviour-server.ts).
+      behaviour: {
+        command: process.execPath,
+        args: ['--stack-size=2000', fixturePath('behaviour-server.ts')],
+      },
+    },
     callTimeoutMs: 300,
   });
 });
@@ -119,6 +129,28 @@ describe('tool calls', () => {
     controller.abort(reason);
     await expect(call).rejects.toBe(reason);
     expect(toolbox.status().behaviour!.state).toBe('ready');
+  });
+
+  it('cuts a result nested 4,500 levels deep at 64 levels: the chat stream carries it to its end', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'deep', input: {} }] },
+      { text: 'It is deep.' },
+    ]);
+    const chunks = await readUIChunks(
+      await chatResponse({
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'deep' }] }],
+        model,
+        tools: { deep: toolbox.tools.deep! },
+        index: toolbox.index,
+      }),
+    );
+    expect(chunks.filter(chunk => chunk.type === 'error')).toEqual([]);
+    expect(answerText(chunks)).toBe('It is deep.');
+    const output = chunks.find(chunk => chunk.type === 'tool-output-available');
+    const { structuredContent } = (output as { output: { structuredContent: { tree: unknown } } })
+      .output;
+    // The output object and structuredContent are the first two of the 64 levels.
+    expect(listDepth(structuredContent.tree)).toEqual([62, DEPTH_NOTE]);
   });
 
   it('sets metadata naming the source server and a JSON Schema input', () => {

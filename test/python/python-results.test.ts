@@ -2,9 +2,11 @@
 // chart data), the rest keeps its representations, and the model reads `Out:` / `Displayed:`.
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
+import { withinCaps } from '../../src/python/python-artifacts.ts';
 import { pythonModelOutput } from '../../src/python/python-model-output.ts';
 import { describeResults, toPythonResults } from '../../src/python/python-results.ts';
 import { pythonToolDescription } from '../../src/python/python-tool-description.ts';
+import { DEPTH_NOTE, listDepth, nestedLists } from '../helpers/nested-json.ts';
 
 const png = PNG.sync.write(new PNG({ width: 4, height: 5 })).toString('base64');
 const chart = {
@@ -43,6 +45,26 @@ describe('python results', () => {
     expect(describeResults({ results, maxChars: 1_000 })).toBe(
       'Displayed: output-1.png\nOut:\n   v\n0  1',
     );
+  });
+
+  it('bounds shown JSON whatever sandbox made it: 64 levels, then a note', () => {
+    const deep = nestedLists(4_500);
+    const { results } = toPythonResults({
+      results: [{ main: true, data: { 'text/plain': 'Deep()', 'application/json': deep } }],
+    });
+    expect(listDepth(results[0]!.json)).toEqual([64, DEPTH_NOTE]);
+  });
+
+  it('takes control and invisible formatting characters out of names and notes, whatever sandbox made them', () => {
+    const data = new Uint8Array(1);
+    const run = withinCaps({
+      images: [{ name: 'fig\u202E.png', mediaType: 'image/png', width: 1, height: 1, data }],
+      files: [{ path: 'outputs/photo\u202Egpj.exe', mediaType: 'application/octet-stream', data }],
+      notes: ['outputs/a\u2066b.csv was dropped\u0007'],
+    });
+    expect(run.images.map(image => image.name)).toEqual(['fig.png']);
+    expect(run.files.map(file => file.path)).toEqual(['outputs/photogpj.exe']);
+    expect(run.notes).toEqual(['outputs/ab.csv was dropped']);
   });
 
   it('cuts what the model reads at maxChars in all', () => {

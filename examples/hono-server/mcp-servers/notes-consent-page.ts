@@ -18,7 +18,7 @@ export function consentPage(params: URLSearchParams): string {
     .join('');
   const scopes = (params.get('scope') ?? 'notes:read notes:write').split(' ').map(escape);
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign in to Notes</title>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Sign in to Notes</title>
 <style>body{font:16px system-ui;max-width:28rem;margin:4rem auto;padding:0 1rem}
 input[type=text]{width:100%;padding:.5rem;font:inherit}button{padding:.5rem 1rem;font:inherit;margin-top:1rem}</style>
 </head><body>

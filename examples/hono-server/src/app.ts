@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { type SignInToolbox, mcpRoutes } from './mcp-routes.ts';
 import { type ChatModel, MISSING_MODEL_MESSAGE } from './model-from-env.ts';
 import { type AppOrigins, requireJson, sameOrigin } from './same-origin.ts';
+import { securityHeaders } from './security-headers.ts';
 import { PROCESS_USER_ID_KEY, issueUserId, knownUserId } from './user-id.ts';
 
 /** Options of {@link createApp}. */
@@ -45,6 +46,12 @@ export type ChatAppOptions = {
    * Instances behind one address need the same key.
    */
   userIdKey?: string;
+  /**
+   * The app runs behind a proxy that sets `X-Forwarded-Proto` (`TRUST_PROXY=1`): a page the
+   * proxy served over https gets a `Secure` user id cookie. Without it only the request's own
+   * scheme counts (any client can send the header).
+   */
+  trustProxy?: boolean;
 };
 
 const SYSTEM =
@@ -67,6 +74,7 @@ const ASSETS: Record<string, string> = {
   'safe-html.js': JS,
   'chart-svg.js': JS,
   'chart-layout.js': JS,
+  'mcp-callback.js': JS,
   'purify.es.mjs': JS,
   'mcp.css': 'text/css; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
@@ -100,9 +108,12 @@ export function createApp({
   maxSteps = 8,
   elicitations,
   userIdKey = PROCESS_USER_ID_KEY,
+  trustProxy = false,
 }: ChatAppOptions): Hono {
   const app = new Hono();
-  // First, for every route: DNS rebinding (a foreign Host) and other sites' pages (a foreign Origin).
+  // On every response, refusals included: CSP, nosniff, no framing (see security-headers.ts).
+  app.use('*', securityHeaders());
+  // Then, for every route: DNS rebinding (a foreign Host) and other sites' pages (a foreign Origin).
   app.use('*', sameOrigin(origins));
   const forUser = toolbox.forUser?.bind(toolbox);
   if (forUser !== undefined)
@@ -110,7 +121,7 @@ export function createApp({
 
   app.get('/', async c => {
     // Only the page hands out a user id (per-user MCP sign-in); other routes just read it.
-    if (forUser) await issueUserId(c, userIdKey);
+    if (forUser) await issueUserId(c, { key: userIdKey, trustProxy });
     return c.html(await readFile(new URL('index.html', PUBLIC), 'utf8'));
   });
   app.get('/assets/:file', async c => {

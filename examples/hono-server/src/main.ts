@@ -75,6 +75,8 @@ const app = (port: number) =>
     topK: Number(env.TOOLS_TOP_K ?? 3),
     elicitations,
     ...(env.USER_ID_KEY ? { userIdKey: env.USER_ID_KEY } : {}),
+    // Behind a proxy that terminates TLS: its X-Forwarded-Proto makes the user id cookie Secure.
+    trustProxy: env.TRUST_PROXY === '1',
   });
 
 for (const server of Object.values(toolbox.status())) {

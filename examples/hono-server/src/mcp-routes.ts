@@ -86,12 +86,11 @@ export function mcpRoutes({
 const NO_SESSION =
   'Sign-in did not complete: this browser has no session with the chat. Open the chat page at the address the app was configured with (PUBLIC_URL), then connect again from there.';
 
-// The callback's page: tells the chat (its opener) which server is connected, then closes.
+// The callback's page: /assets/mcp-callback.js tells the chat (its opener) which server is
+// connected, then closes the tab.
 function page(message: string, server: string | undefined): string {
-  const safe = message.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
-  const notify =
-    server === undefined
-      ? ''
-      : `<script>window.opener?.postMessage(${JSON.stringify({ type: 'mcp-connected', server })}, location.origin);setTimeout(() => window.close(), 800);</script>`;
-  return `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result">${safe}</p>${notify}`;
+  const escape = (text: string) => text.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
+  const named = server === undefined ? '' : ` data-server="${escape(server)}"`;
+  const notify = server === undefined ? '' : '<script src="/assets/mcp-callback.js"></script>';
+  return `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`;
 }

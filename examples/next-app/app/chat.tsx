@@ -1,5 +1,7 @@
 'use client';
 
+// First: before the AI SDK's modules build their zod schemas.
+import './zod-jitless';
 import { useChat } from '@ai-sdk/react';
 import { type FormEvent, useRef, useState } from 'react';
 import type { ToolbeltUIMessage } from 'ai-toolbelt';

@@ -65,3 +65,25 @@ export function userIdFromCookie(value: string | undefined): string | undefined 
 export function knownUserId(request: NextRequest): string | undefined {
   return userIdFromCookie(request.cookies.get(USER_COOKIE)?.value);
 }
+
+/**
+ * Whether the browser reached the page over https. Next.js hands the app the scheme only as
+ * `X-Forwarded-Proto` (it sets one from the connection when the client sent none, and keeps a
+ * client's), so it counts only with `TRUST_PROXY=1`: the app runs behind a proxy that
+ * terminates TLS and writes that header (its first value, the proxy nearest the browser), or
+ * serves https itself (`next dev --experimental-https`). Otherwise the answer is no: any client can
+ * send the header, and `next start` speaks plain HTTP.
+ *
+ * @example
+ * ```ts
+ * servedOverHttps(request, { TRUST_PROXY: '1' }); // true for `X-Forwarded-Proto: https`
+ * ```
+ */
+export function servedOverHttps(
+  request: NextRequest,
+  env: Record<string, string | undefined> = process.env,
+): boolean {
+  if (env.TRUST_PROXY !== '1') return false;
+  const forwarded = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  return (forwarded ?? request.nextUrl.protocol.slice(0, -1)) === 'https';
+}

@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
+import { boundJson } from '../../util/untrusted/bound-json.ts';
+import { safeLabel } from '../../util/untrusted/safe-label.ts';
 import type { McpElicitationRequest, McpElicitationResult } from './elicitation.ts';
 
 /** What a chat page needs to show one elicitation form, e.g. as a `data-mcp-elicitation` part. */
@@ -83,8 +85,12 @@ export class McpElicitationBroker {
       const part: McpElicitationPart = {
         id: crypto.randomUUID(),
         server: request.server,
-        message: request.message,
-        requestedSchema: request.requestedSchema,
+        // From the server, shown in the chat: nothing may reorder or hide the question, and
+        // the form's schema must encode in the chat's stream whatever its depth.
+        message: safeLabel(request.message),
+        ...(request.requestedSchema === undefined
+          ? {}
+          : { requestedSchema: formSchema(request.requestedSchema) }),
         ...(request.toolCallId === undefined ? {} : { toolCallId: request.toolCallId }),
         state: 'pending',
       };
@@ -149,4 +155,23 @@ export class McpElicitationBroker {
     const answered = { ...pending.part, state: result.action };
     for (const listener of this.listeners.get(pending.userId) ?? []) listener(answered);
   }
+}
+
+/**
+ * A form's schema as the chat shows it: bounded in depth (`boundJson`) and its fields' titles and
+ * descriptions (the form's labels) without control or invisible formatting characters. Names
+ * and values stay as the server sent them: the answer must match them.
+ */
+function formSchema(schema: unknown): unknown {
+  const bounded = boundJson(schema).value;
+  const properties = (bounded as { properties?: unknown } | null)?.properties;
+  if (typeof properties !== 'object' || properties === null) return bounded;
+  for (const field of Object.values(properties)) {
+    if (typeof field !== 'object' || field === null) continue;
+    for (const label of ['title', 'description'] as const) {
+      const text = (field as Record<string, unknown>)[label];
+      if (typeof text === 'string') (field as Record<string, unknown>)[label] = safeLabel(text);
+    }
+  }
+  return bounded;
 }

@@ -86,6 +86,10 @@ def mime_bundle(obj, max_chars, chart_data=None):
                     value = json.loads(json.dumps(value, allow_nan=False))
                 except (TypeError, ValueError):
                     continue
+                except RecursionError:
+                    # Deeper than Python's recursion limit: the cell itself still succeeds.
+                    notes.append("a %s result was left out: nested too deep" % mime)
+                    continue
                 if len(json.dumps(value)) > max_chars:
                     notes.append("a %s result was left out: over %d characters" % (mime, max_chars))
                     continue

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { safeLabel } from '../../util/untrusted/safe-label.ts';
 import { pngSize } from './png-size.ts';
 import type { SandboxFile, SandboxImage } from '../types.ts';
 
@@ -29,15 +30,22 @@ export function parseArtifactMeta(json: string): ArtifactMeta | undefined {
 
 /**
  * Turns a received artifact into an image or a file, or a note saying why it was dropped.
- * Images must decode as PNG; file paths must stay under `outputs/`; media types are
- * checked for shape (a UI must still offer files as downloads, never render them inline).
+ * Names lose control and invisible formatting characters first (`safeLabel`: a page shows them
+ * and saves files under them), then images must decode as PNG; file paths must stay under
+ * `outputs/` and name a file; media types are checked for shape (a UI must still offer files as
+ * downloads, never render them inline).
  */
 export function toArtifact(
   meta: ArtifactMeta,
   data: Uint8Array,
 ): { image: SandboxImage } | { file: SandboxFile } | { note: string } {
-  const path = posix.normalize(meta.path);
-  if (path.length > 1024 || path.startsWith('/') || path.split('/').includes('..')) {
+  const path = posix.normalize(safeLabel(meta.path));
+  if (
+    path.length > 1024 ||
+    path.startsWith('/') ||
+    path.endsWith('/') ||
+    path.split('/').includes('..')
+  ) {
     return { note: 'a returned file with an invalid path was dropped' };
   }
   if (meta.kind === 'image') {

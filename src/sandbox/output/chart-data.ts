@@ -13,6 +13,7 @@ import type {
   SingleChartData,
   ChartData,
 } from '../chart-types.ts';
+import { safeLabel } from '../../util/untrusted/safe-label.ts';
 
 const SCALES: ReadonlySet<string> = new Set([
   'linear',
@@ -28,7 +29,8 @@ type Caps = { maxSeries: number; maxPoints: number; maxText: number; maxCharts: 
 /**
  * Checks a chart from the sandbox (untrusted: the code that drew it can forge it): keeps what
  * fits the `ChartData` format, drops what does not (a wrong field becomes its empty value, a
- * malformed series, point or element is left out), cuts to the caps again (series, bar groups and
+ * malformed series, point or element is left out), takes control and invisible formatting
+ * characters out of its text (`safeLabel`), cuts to the caps again (series, bar groups and
  * boxes to `maxSeries`; points per series, bars, wedges and outliers per box to `maxPoints`;
  * strings to `maxText`; a composite's charts to `maxCharts`) and sets `truncated` when it cut.
  * Undefined for anything that is not a chart. Never throws.
@@ -83,9 +85,11 @@ class Cut {
     this.caps = caps;
   }
 
-  /** A string cut to `maxText`; null when not a string. */
-  text(value: unknown): string | null {
-    if (typeof value !== 'string') return null;
+  /** A string without control or invisible formatting characters, cut to `maxText`; null when not a string. */
+  text(given: unknown): string | null {
+    if (typeof given !== 'string') return null;
+    // Titles, labels and category names are shown as they are: nothing may reorder or hide them.
+    const value = safeLabel(given);
     if (value.length <= this.caps.maxText) return value;
     this.truncated = true;
     const cut = value.slice(0, this.caps.maxText);

@@ -1,3 +1,4 @@
+import { boundJson } from '../../util/untrusted/bound-json.ts';
 import type { SandboxDisplayResult, SandboxMimeBundle } from '../types.ts';
 import { parseChartData } from './chart-data.ts';
 import { pngSize } from './png-size.ts';
@@ -9,8 +10,10 @@ const JPEG_SIGNATURE = [0xff, 0xd8, 0xff];
 /**
  * A `result` record from the interpreter, checked again on the host (the sandboxed code can
  * forge one): the known MIME types of the right shape, text within `maxChars` (`text/plain` is
- * cut, the others are dropped past it), images that decode, the chart through
- * `parseChartData`. Undefined when it is not a result at all.
+ * cut, the others are dropped past it), JSON within 64 levels and about `maxChars` characters
+ * (cut in place with a note, see `boundJson`: whatever encodes it next must not overflow its
+ * stack), images that decode, the chart through `parseChartData`. Undefined when it is not a
+ * result at all.
  *
  * @example
  * ```ts
@@ -49,7 +52,7 @@ export function parseDisplayResult(
   );
   if (jpeg !== undefined) bundle['image/jpeg'] = jpeg;
   if (given['application/json'] !== undefined)
-    bundle['application/json'] = given['application/json'];
+    bundle['application/json'] = boundJson(given['application/json'], { maxChars }).value;
   const parsedChart = chart === undefined ? undefined : parseChartData(chart);
   return { main, data: bundle, ...(parsedChart !== undefined ? { chart: parsedChart } : {}) };
 }

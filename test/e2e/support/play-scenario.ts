@@ -10,6 +10,7 @@ import {
   QUESTION,
   SELECTED_TOOL,
 } from './weather-scenario.ts';
+import { watchPage } from './page-watch.ts';
 
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -38,11 +39,8 @@ export async function playWeatherScenario({
   screenshot: string;
 }): Promise<void> {
   const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('console', message => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
-  });
-  page.on('pageerror', error => consoleErrors.push(error.message));
+  // Console errors, page errors and Content-Security-Policy violations.
+  const watch = await watchPage(page);
   page.setDefaultTimeout(STEP_TIMEOUT_MS);
   const firstRequest = fake.requests.length;
 
@@ -124,6 +122,6 @@ export async function playWeatherScenario({
 
   await mkdir(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });
-  expect(consoleErrors).toEqual([]);
+  expect(watch.problems()).toEqual([]);
   await page.close();
 }

@@ -4,6 +4,7 @@ import type { BrowserContext } from 'playwright-core';
 import { expect } from 'vitest';
 import type { FakeOpenAI } from '../../fixtures/fake-openai/fake-openai-server.ts';
 import type { Turn, TurnFunction } from '../../fixtures/fake-openai/script.ts';
+import { watchPage } from './page-watch.ts';
 
 const STEP_TIMEOUT_MS = 60_000;
 export const NOTE_REQUEST = 'Save a note: buy milk';
@@ -51,8 +52,8 @@ export async function playSignInScenario({
   screenshot: string;
 }): Promise<void> {
   const page = await context.newPage();
-  const consoleErrors: string[] = [];
-  page.on('pageerror', error => consoleErrors.push(error.message));
+  // Console errors, page errors and Content-Security-Policy violations.
+  const watch = await watchPage(page);
   page.setDefaultTimeout(STEP_TIMEOUT_MS);
   const firstRequest = fake.requests.length;
   await page.goto(url);
@@ -69,6 +70,8 @@ export async function playSignInScenario({
 
   // Sign in on the notes server's own page, in the tab the link opens.
   const [signInTab] = await Promise.all([context.waitForEvent('page'), connect.click()]);
+  // The app's callback page, which tells the chat, runs under the app's policy too.
+  const tab = await watchPage(signInTab);
   await signInTab.locator('#login').waitFor();
   await signInTab.locator('#login').fill('ada');
   await signInTab.locator('#approve').click();
@@ -102,6 +105,7 @@ export async function playSignInScenario({
 
   await mkdir(dirname(screenshot), { recursive: true });
   await page.screenshot({ path: screenshot, fullPage: true });
-  expect(consoleErrors).toEqual([]);
+  expect(watch.problems()).toEqual([]);
+  expect(tab.problems()).toEqual([]);
   await page.close();
 }

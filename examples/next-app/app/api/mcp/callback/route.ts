@@ -37,14 +37,14 @@ export async function GET(request: NextRequest): Promise<Response> {
   }
 }
 
+// The callback's page: /mcp-callback.js (public/) tells the chat (its opener) which server is
+// connected, then closes the tab.
 function page(message: string, status: number, server?: string): Response {
-  const safe = message.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
-  const notify =
-    server === undefined
-      ? ''
-      : `<script>window.opener?.postMessage(${JSON.stringify({ type: 'mcp-connected', server })}, location.origin);setTimeout(() => window.close(), 800);</script>`;
+  const escape = (text: string) => text.replace(/[&<>"']/g, char => `&#${char.charCodeAt(0)};`);
+  const named = server === undefined ? '' : ` data-server="${escape(server)}"`;
+  const notify = server === undefined ? '' : '<script src="/mcp-callback.js"></script>';
   return new Response(
-    `<!doctype html><meta charset="utf-8"><title>MCP sign-in</title><p id="result">${safe}</p>${notify}`,
+    `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>MCP sign-in</title><p id="result"${named}>${escape(message)}</p>${notify}`,
     { status, headers: { 'content-type': 'text/html; charset=utf-8' } },
   );
 }

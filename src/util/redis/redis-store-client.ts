@@ -54,7 +54,7 @@ export async function redisStoreClient<Client>({
   cluster = true,
 }: {
   /** The app's store. */
-  storage: Pick<Storage, 'hasItem'> & Partial<Pick<Storage, 'getMount'>>;
+  storage: Partial<Pick<Storage, 'hasItem' | 'getMount'>>;
   /** A storage key under the mount wanted (any of the keys the caller will use). */
   key: string;
   /** The client's methods the caller calls. */
@@ -62,7 +62,8 @@ export async function redisStoreClient<Client>({
   /** Whether a Redis Cluster client will do. */
   cluster?: boolean;
 }): Promise<RedisStoreClient<Client> | undefined> {
-  if (typeof storage.getMount !== 'function') return undefined;
+  if (typeof storage.getMount !== 'function' || typeof storage.hasItem !== 'function')
+    return undefined;
   const mount = storage.getMount(storageKey(key));
   const driver = mount.driver as RedisDriver;
   if (driver.name !== 'redis' || typeof driver.getInstance !== 'function') return undefined;
@@ -80,7 +81,8 @@ export async function redisStoreClient<Client>({
       throw new RangeError(`${key} is not under ${mount.base}`);
     return [base, normalised.slice(mount.base.length)].map(driverKey).filter(Boolean).join(':');
   };
-  if (!(await sameKeys({ storage, mount: mount.base, redis, redisKey, key }))) return undefined;
+  const probed = { storage: storage as Pick<Storage, 'hasItem'>, mount: mount.base };
+  if (!(await sameKeys({ ...probed, redis, redisKey, key }))) return undefined;
   return { client: redis, redisKey, ttlSeconds: driver.options?.ttl };
 }
 

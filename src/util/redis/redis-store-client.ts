@@ -34,12 +34,11 @@ type RedisDriver = {
 /**
  * The Redis client of the unstorage mount that holds `key`, when that mount is unstorage's redis
  * driver and its client has `commands` (and `set`, `del`; a Redis Cluster client only with
- * `cluster`), with the key its driver uses for any
- * storage key under the mount. Undefined for any other driver, and where a value written under
- * the key worked out here is not found through `storage` (a wrapper such as unstorage's
- * `prefixStorage` hands out its mounts without its prefix): checked once per storage and mount.
- * Throws when that check cannot be made (Redis unreachable, a user not allowed to write), and
- * checks again on the next call.
+ * `cluster`), with the key its driver uses for any storage key under the mount. Undefined for any
+ * other driver, and where a value written under the key worked out here is not found through
+ * `storage` (a wrapper such as unstorage's `prefixStorage` hands out its mounts without its
+ * prefix): checked once per storage and mount. Throws when that check cannot be made (Redis
+ * unreachable, a user not allowed to write), and checks again on the next call.
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ export type HeldRoom = {
 };
 
 // A starting lease lasts this long unless renewed: what a replica killed mid-start holds.
-export const START_LEASE_MS = 15_000;
+const START_LEASE_MS = 15_000;
 const RENEW_EVERY_MS = 5_000;
 // Evictions a placement makes before it is refused: replicas evicting at once may each take
 // the room the other made.
@@ -78,7 +78,8 @@ export class LeasedRoom {
 
   /**
    * Room for a new interpreter on `engine` (for `user`, a tag; none for a waiting one), or
-   * undefined with `ifRoom` when there is none; else evicts, or throws `SandboxBusyError`.
+   * undefined with `ifRoom` when there is none; else evicts (given `known`), or throws
+   * `SandboxBusyError`.
    */
   async reserve({
     engine,
@@ -87,9 +88,9 @@ export class LeasedRoom {
     user = '',
   }: {
     engine: Engine;
-    known: Map<string, KnownInterpreter>;
+    known?: Map<string, KnownInterpreter> | undefined;
     ifRoom?: boolean;
-    user?: string;
+    user?: string | undefined;
   }): Promise<HeldRoom | undefined> {
     const { maxInterpreters: maxAll, maxPerEngine: maxEngine, maxPerUser: maxUser } = this.options;
     for (let attempt = 1; ; attempt++) {
@@ -192,12 +193,14 @@ export class LeasedRoom {
   }: {
     answer: Exclude<LeaseAnswer, { ok: true }>;
     lists: EngineListing[];
-    known: Map<string, KnownInterpreter>;
+    /** None: nothing is evicted. */
+    known: Map<string, KnownInterpreter> | undefined;
     attempt: number;
   }): Promise<void> {
     const { maxInterpreters, maxPerEngine, maxPerUser } = this.options;
     const limit = { all: maxInterpreters, engine: maxPerEngine, user: maxPerUser }[answer.full];
-    if (answer.full === 'all' || attempt >= MAX_ATTEMPTS) throw interpretersBusy(limit);
+    if (answer.full === 'all' || known === undefined || attempt >= MAX_ATTEMPTS)
+      throw interpretersBusy(limit);
     const candidates = answer.spare.flatMap(spare => {
       const listing = lists.find(list => list.engine.name === spare.e);
       const info = listing?.live.find(live => placementOf(live) === spare.id);

@@ -112,9 +112,8 @@ export class PlacementGate {
     abortSignal?: AbortSignal | undefined;
   }): Promise<Reservation | undefined> {
     const leased = await this.room();
-    const noEviction = ifRoom || known === undefined;
     const held = leased
-      ? await leased.reserve({ engine, known: known ?? new Map(), ifRoom: noEviction, user })
+      ? await leased.reserve({ engine, known, ifRoom, user })
       : await this.reserveHere(engine, known, ifRoom);
     if (held === undefined) return undefined;
     let releaseSlot: (() => void) | undefined;

@@ -1,13 +1,22 @@
 // Conversation interpreters under a burst: `conversations` users each open a conversation at the
-// same instant (their first cell, `print(1)`) against `maxInterpreters`: the most interpreters
-// live at any time (sampled from the engine while the burst runs), how many were refused
-// (`SandboxBusyError`), the p95 of the served first cells, the host's memory peak over its level
-// before the burst (MemTotal - MemAvailable, sampled), and the containers left after close().
+// same instant (their first cell, `print(1)`), spread over two replicas (two DockerSandbox
+// instances, each with its own client of one redis-server store: the interpreter bounds are
+// reserved in Redis) against `maxInterpreters`: the most interpreters live at any time (sampled
+// from the engine while the burst runs), how many were refused (`SandboxBusyError`), the p95 of
+// the served first cells, the host's memory peak over its level before the burst (MemTotal -
+// MemAvailable, sampled), and the containers left after close(). Then the same burst with the two
+// replicas sharing a store without Redis (unstorage's memory driver), where each counts by itself:
+// `withoutRedis`.
 import { readFileSync } from 'node:fs';
 import type Docker from 'dockerode';
+import { type Storage, createStorage } from 'unstorage';
+import redisDriver from 'unstorage/drivers/redis';
 import { SandboxBusyError } from '../src/errors/sandbox-busy-error.ts';
-import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../src/sandbox/docker/labels.ts';
+import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../src/sandbox/docker/labels.ts';
 import { DockerSandbox } from '../src/sandbox/index.ts';
+import { startRedisServer } from '../test/helpers/redis-server.ts';
+
+const REPLICAS = 2;
 
 const percentile = (xs: number[], p: number): number => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -21,7 +30,7 @@ function hostMemoryMiB(): number {
   return (field('MemTotal') - field('MemAvailable')) / 1024;
 }
 
-/** One JSON row: a burst of new conversations against the interpreter bound. */
+/** One JSON row: a burst of new conversations over two replicas against the interpreter bound. */
 export async function benchConversationBurst({
   docker,
   image,
@@ -37,18 +46,62 @@ export async function benchConversationBurst({
   /** The bound they meet. */
   maxInterpreters?: number;
 }): Promise<Record<string, unknown>> {
-  const sandbox = await DockerSandbox.create({
-    image,
-    docker,
-    warmPoolSize: 0,
-    scope: `burst-${process.pid}`,
-    conversations: { maxInterpreters, maxPerEngine: maxInterpreters, warmPoolSize: 0 },
-  });
-  const labels = [
-    SANDBOX_LABEL,
-    `${KIND_LABEL}=conversation`,
-    `${INSTANCE_LABEL}=${sandbox.instanceId}`,
-  ];
+  const redis = await startRedisServer();
+  const options = { docker, image, conversations, maxInterpreters };
+  try {
+    const clients = Array.from({ length: REPLICAS }, () =>
+      createStorage({ driver: redisDriver({ url: redis.url }) }),
+    );
+    const onRedis = await burst({ ...options, stores: clients, name: 'redis' }).finally(() =>
+      Promise.all(clients.map(store => store.dispose())),
+    );
+    const shared = createStorage();
+    const { liveMax, served, busy, failed } = await burst({
+      ...options,
+      stores: Array.from({ length: REPLICAS }, () => shared),
+      name: 'memory',
+    });
+    return {
+      bench: 'conversation-burst',
+      ...{ conversations, maxInterpreters, maxConcurrentStarts: 2, replicas: REPLICAS },
+      store: 'redis',
+      ...onRedis,
+      withoutRedis: { store: 'memory', liveMax, served, busy, failed },
+    };
+  } finally {
+    await redis.stop();
+  }
+}
+
+async function burst({
+  docker,
+  image,
+  conversations,
+  maxInterpreters,
+  stores,
+  name,
+}: {
+  docker: Docker;
+  image: string;
+  conversations: number;
+  maxInterpreters: number;
+  /** One store per replica (clients of one Redis, or one store shared). */
+  stores: Storage[];
+  name: string;
+}) {
+  const scope = `burst-${name}-${process.pid}`;
+  const replicas = await Promise.all(
+    stores.map(store =>
+      DockerSandbox.create({
+        ...{ image, docker, warmPoolSize: 0, scope },
+        conversations: {
+          ...{ store, encryptionKey: 'burst-bench-key-0123456789abcdef0123' },
+          ...{ maxInterpreters, maxPerEngine: maxInterpreters, warmPoolSize: 0 },
+        },
+      }),
+    ),
+  );
+  const labels = [SANDBOX_LABEL, `${KIND_LABEL}=conversation`, `${SCOPE_LABEL}=${scope}`];
   const live = async (status: string[]) =>
     (await docker.listContainers({ all: true, filters: { label: labels, status } })).length;
   const baseline = hostMemoryMiB();
@@ -68,7 +121,7 @@ export async function benchConversationBurst({
     Array.from({ length: conversations }, async (_, i) => {
       const started = performance.now();
       try {
-        const result = await sandbox.executeCell('print(1)', {
+        const result = await replicas[i % replicas.length]!.executeCell('print(1)', {
           conversation: { id: `burst-${i}`, userId: `user-${i}` },
         });
         if (result.status !== 'success') failed++;
@@ -81,12 +134,8 @@ export async function benchConversationBurst({
   );
   bursting = false;
   await sampling;
-  await sandbox.close();
+  await Promise.all(replicas.map(replica => replica.close()));
   return {
-    bench: 'conversation-burst',
-    conversations,
-    maxInterpreters,
-    maxConcurrentStarts: 2,
     liveMax,
     served: firstCells.length,
     busy,

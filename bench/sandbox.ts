@@ -17,13 +17,16 @@
 //     process left after every sandbox is closed;
 // - sizing (sizing.json): CPU-seconds per start with and without pre-imports, idle MiB;
 // - data (data-stack.json): a pandas + chart snippet cold, warm, and warm with pre-imports;
-// - conversation (conversation.json): conversation interpreters against warm one-shot runs, a
-//   burst of 50 new conversations from 50 users against maxInterpreters 8, and notebook cells
-//   (the display machinery's cost; interrupting a cell against killing it and replaying).
+// - conversation (conversation.json): conversation interpreters against warm one-shot runs, and
+//   notebook cells (the display machinery's cost; interrupting a cell against killing it and
+//   replaying);
+// - conversation-burst (conversation-burst.json): a burst of 50 new conversations from 50 users
+//   on two replicas sharing a redis-server store (started by the bench) against
+//   maxInterpreters 8, then the same burst on a store without Redis.
 // Prints one JSON line per measurement.
 // Usage: node bench/sandbox.ts [--runs 30] [--seconds 10] [--rounds 3] [--warmup-runs 8]
 //   [--starts 2] [--sizing-starts 6] [--data-runs 8] [--restores 3]
-//   [--only basic|sizing|data|conversation]
+//   [--only basic|sizing|data|conversation|conversation-burst]
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
@@ -200,8 +203,14 @@ if (wanted('conversation')) {
   const file = results('conversation', ['cells against one-shot runs, alternating']);
   const restores = Number(values.restores);
   file.row((await benchConversation({ docker, image, runs, restores })) as Record<string, unknown>);
-  file.row(await benchConversationBurst({ docker, image }));
   file.row(await benchNotebookCells({ docker, image, runs }));
+  await file.save();
+}
+if (wanted('conversation-burst')) {
+  const file = results('conversation-burst', [
+    '50 users at once over two replicas sharing a redis-server store, then over a store without Redis',
+  ]);
+  file.row(await benchConversationBurst({ docker, image }));
   await file.save();
 }
 const leaked = await listSandboxContainers({ docker, pid: process.pid });

@@ -18,6 +18,8 @@ const sizing = (results: Results, preimport: boolean) =>
 const preimportCost = (results: Results) => results.row('sizing', { case: 'preimport-cost' });
 const dataStack = (results: Results, preimport: boolean) =>
   results.row('data-stack', { snippet: 'pandas+chart', preimport });
+const burst = (results: Results) =>
+  results.row('conversation-burst', { bench: 'conversation-burst' });
 const cpuSeconds = (x: number) => `${num(x, x < 10 ? 1 : 0)} CPU-seconds`;
 
 const rounds = (t: Row): string => {
@@ -165,7 +167,8 @@ function dataStackSummary(results: Results): string {
 
 function conversationTable(results: Results): string {
   const c = results.row('conversation', { bench: 'conversation' });
-  const b = results.row('conversation', { bench: 'conversation-burst' });
+  const b = burst(results);
+  const w = b.withoutRedis as Row;
   const nb = results.row('conversation', { bench: 'notebook-cells' });
   return [
     table(
@@ -191,16 +194,20 @@ function conversationTable(results: Results): string {
         ],
         ['idle interpreter holding the DataFrame', mib(n(c, 'idleMiB'))],
         [
-          `${n(b, 'conversations')} users opening a conversation at once against \`maxInterpreters: ${n(b, 'maxInterpreters')}\`: most live at once / served / refused busy / failed`,
+          `${n(b, 'conversations')} users opening a conversation at once on ${n(b, 'replicas')} replicas sharing Redis, against \`maxInterpreters: ${n(b, 'maxInterpreters')}\`: most live at once / served / refused busy / failed`,
           `${n(b, 'liveMax')} / ${n(b, 'served')} / ${n(b, 'busy')} / ${n(b, 'failed')}`,
         ],
         [
-          'that burst: first cell of the served, p50 / p95 (starts, pre-imports, 2 at a time)',
+          'that burst: first cell of the served, p50 / p95 (starts, pre-imports, 2 at a time per replica)',
           `${msOrS(n(b, 'firstCellP50Ms'))} / ${msOrS(n(b, 'firstCellP95Ms'))}`,
         ],
         [
           'that burst: host memory peak over its level before / containers left after close()',
           `${mib(n(b, 'hostMemoryPeakMiB'))} / ${n(b, 'leftAfterClose')}`,
+        ],
+        [
+          'the same burst, the replicas sharing a store without Redis (each counts by itself): most live at once / served / refused busy / failed',
+          `${n(w, 'liveMax')} / ${n(w, 'served')} / ${n(w, 'busy')} / ${n(w, 'failed')}`,
         ],
         [
           'notebook cells: the display machinery per cell in the kernel (split, show the value) / a cell showing `df.head()` (text and HTML), p50',
@@ -214,6 +221,8 @@ function conversationTable(results: Results): string {
     ),
     '',
     `${n(c, 'runs')} runs each, cells and one-shot runs alternating. ${measuredOn(results.file('conversation').machine, 'npm run bench:sandbox')}`,
+    '',
+    `The burst: ${measuredOn(results.file('conversation-burst').machine, 'npm run bench:sandbox -- --only conversation-burst')}`,
   ].join('\n');
 }
 
@@ -301,5 +310,7 @@ export const sandboxFigures: Renderers = {
     'display-runner-cell': results => `${n(displayRunner(results), 'runnerCellMs')} ms`,
     'display-ipython-cell': results => `${n(displayRunner(results), 'ipythonCellMs')} ms`,
     'display-ipython-import': results => ms(n(displayRunner(results), 'ipythonImportAndShellMs')),
+    'burst-redis-live-max': results => num(n(burst(results), 'liveMax')),
+    'burst-memory-live-max': results => num(n(burst(results).withoutRedis as Row, 'liveMax')),
   },
 };

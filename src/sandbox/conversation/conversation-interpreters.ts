@@ -21,7 +21,7 @@ import { UserPlacements } from './user-placements.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
-import type { KnownInterpreter } from './placement-gate.ts';
+import type { KnownInterpreter } from './bounds/placement-gate.ts';
 import { replayHistory, summarize } from './history/replay-history.ts';
 import { runCell } from './run-cell.ts';
 import { checkConversation } from './check-conversation.ts';
@@ -100,6 +100,7 @@ export class ConversationInterpreters {
     this.placements = new UserPlacements({
       ...{ engines, options, history: this.history, known: this.known, instanceId },
       ...{ preimport: sandbox.preimport, dockerTimeoutMs: sandbox.dockerTimeoutMs },
+      scope: sandbox.scope,
     });
   }
 
@@ -168,7 +169,7 @@ export class ConversationInterpreters {
       const handle = { ...stored, servedBy: this.instanceId };
       return this.runIn({ call, handle, live: reached, restored: undefined, carried: [] });
     }
-    const live = await this.placements.place(owner, abortSignal);
+    const live = await this.placements.place(owner, abortSignal, call.timeoutMs);
     call.trace?.placed({ engine: live.engine.name, interpreter: 'started' });
     const handle = newHandle({ placed: live, servedBy: this.instanceId, previous: stored });
     if (stored === undefined || (stored.cells.length === 0 && stored.inputs.length === 0)) {
@@ -228,7 +229,7 @@ export class ConversationInterpreters {
     }
     // A second restore in a row ended by a kept cell: starting empty beats failing every cell.
     await this.history.forget(owner, stored);
-    const fresh = await this.placements.place(owner, abortSignal);
+    const fresh = await this.placements.place(owner, abortSignal, call.timeoutMs);
     const empty = {
       ...newHandle({ placed: fresh, servedBy: this.instanceId }),
       ...{ cellCount: stored.cellCount, seed: stored.seed },
@@ -273,6 +274,7 @@ export class ConversationInterpreters {
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
     this.known.set(live.container.id, known);
+    this.placements.use(live, limits.timeoutMs);
     // A replica that did not start the interpreter takes its proxy over if its starter is gone.
     const network = await live.engine.egress
       ?.adopt({
@@ -299,6 +301,7 @@ export class ConversationInterpreters {
     } finally {
       known.busy = false;
       known.usedAt = Date.now();
+      this.placements.use(live, 0);
     }
     handle.cellCount = cell;
     if (run.status === 'success') {

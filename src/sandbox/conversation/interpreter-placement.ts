@@ -7,7 +7,7 @@ import type { EngineSet } from '../engines/engine-set.ts';
 import { PLACEMENT_LABEL } from '../docker/labels.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
-import type { KnownInterpreter, PlacementGate } from './placement-gate.ts';
+import type { KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts';
 
 /** A started interpreter and where it runs. */
 export type PlacedInterpreter = {
@@ -15,6 +15,8 @@ export type PlacedInterpreter = {
   container: Docker.Container;
   secret: string;
   startedAt: number;
+  /** Its placement id (`PLACEMENT_LABEL`: its lease's, with Redis); unknown for an older container. */
+  placement?: string | undefined;
 };
 
 /**
@@ -22,8 +24,10 @@ export type PlacedInterpreter = {
  * one from `pool` when there is one, else started now, within the bounds `gate` holds (see
  * `PlacementGate`: `maxInterpreters`, `maxPerEngine`, `maxConcurrentStarts`; past the per-engine
  * bound the least recently used idle interpreter there is removed, and its conversation is
- * restored when it goes on; past the total bound it throws `SandboxBusyError`). If an engine
- * does not answer, another is tried.
+ * restored when it goes on; past the total bound it throws `SandboxBusyError`). With Redis
+ * (`user` given), the user's `maxPerUser` is held there too, a waiting interpreter claimed for
+ * them, and the new interpreter counts as busy for `busyMs`. If an engine does not answer,
+ * another is tried.
  *
  * @example
  * ```ts
@@ -37,6 +41,8 @@ export async function placeInterpreter({
   preimport,
   pool,
   known,
+  user,
+  busyMs,
   dockerTimeoutMs,
   abortSignal,
 }: {
@@ -49,9 +55,16 @@ export async function placeInterpreter({
   /** Modules imported before the first cell. */
   preimport: readonly string[];
   /** Interpreters waiting for a conversation (an `InterpreterPool`: by shape, so neither file imports the other). */
-  pool: { take(engine: Engine): Promise<PlacedInterpreter | undefined> };
+  pool: {
+    take(engine: Engine): Promise<PlacedInterpreter | undefined>;
+    putBack(placed: PlacedInterpreter): void;
+  };
   /** Interpreters this process used, by container id (eviction order; busy ones are spared). */
-  known: ReadonlyMap<string, KnownInterpreter>;
+  known: Map<string, KnownInterpreter>;
+  /** Whose interpreter (a tag), when the bounds are held in Redis (see `PlacementGate#exact`). */
+  user?: string | undefined;
+  /** How long the new interpreter counts as busy (its replay and first cell), with Redis. */
+  busyMs: number;
   /** Deadline of each Docker call. */
   dockerTimeoutMs: number;
   /** Aborting stops the start. */
@@ -63,8 +76,17 @@ export async function placeInterpreter({
     const engine = await engines.pickForSession(tried);
     try {
       const warm = await pool.take(engine);
+      if (warm !== undefined && user !== undefined && warm.placement !== undefined) {
+        const { container, placement } = warm;
+        await gate
+          .claim({ engine, container: container.id, placement, user, known, busyMs })
+          .catch((error: unknown) => {
+            pool.putBack(warm);
+            throw error;
+          });
+      }
       if (warm !== undefined) return warm;
-      const reservation = (await gate.reserve({ engine, known, abortSignal }))!;
+      const reservation = (await gate.reserve({ engine, known, user, abortSignal }))!;
       try {
         const secret = randomBytes(16).toString('hex');
         const limits = engine.limits!;
@@ -83,7 +105,8 @@ export async function placeInterpreter({
           startTimeoutMs: options.startTimeoutMs,
           cleanup: engine.cleanup,
         });
-        return { engine, container, secret, startedAt: Date.now() };
+        await reservation.confirm(container.id, busyMs);
+        return { engine, container, secret, startedAt: Date.now(), placement: reservation.id };
       } finally {
         // Counted by its container from now on (or gone, when the start failed).
         reservation.release();

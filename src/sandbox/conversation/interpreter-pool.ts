@@ -5,7 +5,7 @@ import type { ResolvedConversationOptions } from '../options/conversation-option
 import { startInterpreter } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
 import { PLACEMENT_LABEL } from '../docker/labels.ts';
-import type { Reservation } from './placement-gate.ts';
+import type { Reservation } from './bounds/placement-gate.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer handed out. */
@@ -81,6 +81,14 @@ export class InterpreterPool {
     return found;
   }
 
+  /** Returns a taken interpreter that could not be given to its conversation (first in line again). */
+  putBack(placed: PlacedInterpreter): void {
+    const list = this.waiting.get(placed.engine);
+    if (list === undefined || this.stop.signal.aborted)
+      void placed.engine.cleanup.remove(placed.container);
+    else list.unshift(placed);
+  }
+
   /** Interpreters started and ready, waiting for a conversation, over all engines. */
   get readyCount(): number {
     let count = 0;
@@ -129,7 +137,14 @@ export class InterpreterPool {
         cleanup: engine.cleanup,
         abortSignal: this.stop.signal,
       });
-      const placed = { engine, container, secret, startedAt: Date.now() };
+      await reservation.confirm(container.id, 0);
+      const placed = {
+        engine,
+        container,
+        secret,
+        startedAt: Date.now(),
+        placement: reservation.id,
+      };
       if (this.stop.signal.aborted) void engine.cleanup.remove(container);
       else {
         list.push(placed);

@@ -1,10 +1,11 @@
 import type Docker from 'dockerode';
 import { dockerCall, isGone } from '../docker/docker-call.ts';
+import { PLACEMENT_LABEL } from '../docker/labels.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { InterpreterRestore } from '../types.ts';
 import type { InterpreterHandle } from './history/interpreter-handle.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
-import type { KnownInterpreter } from './placement-gate.ts';
+import type { KnownInterpreter } from './bounds/placement-gate.ts';
 
 /**
  * The live interpreter a handle names (one inspect), or why it is gone: `idle` when its
@@ -54,5 +55,6 @@ export async function reachInterpreter({
     // The supervisor exits 0 only when idle for `idleMs`.
     return { lost: info.State.ExitCode === 0 && !info.State.OOMKilled ? 'idle' : 'stopped' };
   }
-  return { engine, container, secret: handle.secret, startedAt: handle.startedAt };
+  const placement = info.Config.Labels?.[PLACEMENT_LABEL];
+  return { engine, container, secret: handle.secret, startedAt: handle.startedAt, placement };
 }

@@ -2,7 +2,7 @@ import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { ConversationHistory, UserInterpreter } from './history/conversation-history.ts';
-import type { KnownInterpreter } from './placement-gate.ts';
+import type { KnownInterpreter } from './bounds/placement-gate.ts';
 
 /**
  * Makes room for one more interpreter of `userId` under `maxPerUser`: reads the user's list

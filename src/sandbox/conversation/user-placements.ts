@@ -4,19 +4,23 @@ import { inTurn } from '../../util/in-turn.ts';
 import type { ConversationHistory, Owner } from './history/conversation-history.ts';
 import { InterpreterPool } from './interpreter-pool.ts';
 import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
-import { type KnownInterpreter, PlacementGate } from './placement-gate.ts';
+import { type KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts';
 import { makeRoomForUser } from './user-interpreters.ts';
+
+// How long past its time limit a cell may still hold its interpreter (interrupt, then kill).
+const CELL_MARGIN_MS = 30_000;
 
 /**
  * Where a sandbox's conversation interpreters come from and go: places one for a user (room
  * under `maxPerUser`, then the engines' bounds through the placement gate, from the waiting
- * pool or started), removes those nothing will use again, and remembers the ones this replica
- * started or served, so `close()` removes its own and leaves those another replica serves.
+ * pool or started; with Redis all three at once, in the gate), removes those nothing will use
+ * again, and remembers the ones this replica started or served, so `close()` removes its own and
+ * leaves those another replica serves.
  *
  * @example
  * ```ts
  * const placements = new UserPlacements({ engines, options, history, known, instanceId, preimport, dockerTimeoutMs });
- * const live = await placements.place(owner, abortSignal);
+ * const live = await placements.place(owner, abortSignal, 30_000);
  * ```
  */
 export class UserPlacements {
@@ -42,6 +46,7 @@ export class UserPlacements {
     instanceId,
     preimport,
     dockerTimeoutMs,
+    scope,
   }: {
     /** Where interpreters run. */
     engines: EngineSet;
@@ -57,6 +62,8 @@ export class UserPlacements {
     preimport: readonly string[];
     /** Deadline of each Docker call. */
     dockerTimeoutMs: number;
+    /** The sandbox's scope (its bounds are its own). */
+    scope?: string | undefined;
   }) {
     this.engines = engines;
     this.options = options;
@@ -65,7 +72,7 @@ export class UserPlacements {
     this.instanceId = instanceId;
     this.preimport = preimport;
     this.dockerTimeoutMs = dockerTimeoutMs;
-    const gate = new PlacementGate({ engines, options, dockerTimeoutMs });
+    const gate = new PlacementGate({ engines, options, dockerTimeoutMs, scope });
     this.gate = gate;
     this.pool = new InterpreterPool({
       ...{ options, preimport, dockerTimeoutMs },
@@ -81,6 +88,14 @@ export class UserPlacements {
   /** Starts the waiting interpreters on every healthy engine (done on first use otherwise). */
   prewarm(): void {
     for (const engine of this.engines.engines) this.pool.fill(engine);
+  }
+
+  /**
+   * Marks `live` busy with a cell of `cellMs` (0: idle again), for other replicas' evictions
+   * (with Redis; this process has its own record).
+   */
+  use(live: PlacedInterpreter, cellMs: number): void {
+    this.gate.use(live.placement, cellMs > 0 ? cellMs + CELL_MARGIN_MS : 0);
   }
 
   /** Records that this replica runs a cell of `owner` in `live` (for `close()`). */
@@ -119,21 +134,26 @@ export class UserPlacements {
 
   /**
    * A new interpreter for one of the user's conversations, after making room under
-   * `maxPerUser` (see `makeRoomForUser`); recorded in the user's list in the store, and marked
-   * busy until its cell (and any replay before it) ends, so no eviction takes it meanwhile.
+   * `maxPerUser` (see `makeRoomForUser`; with Redis, in the gate); recorded in the user's list in
+   * the store (with Redis, in the user's leases), and marked busy until its cell of `cellMs` (and
+   * any replay before it) ends, so no eviction takes it meanwhile.
    */
-  place(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+  place(owner: Owner, abortSignal: AbortSignal, cellMs: number): Promise<PlacedInterpreter> {
     // One at a time per user in this process: concurrent placements would each read the list,
     // then each write it, and the last write would forget the others' interpreters. Across
-    // replicas this stays best effort (see the docs).
+    // replicas this is exact with Redis only (see `PlacementGate`).
     return inTurn({
       queues: this.placements,
       key: owner.userId,
-      work: () => this.placeNow(owner, abortSignal),
+      work: () => this.placeNow(owner, abortSignal, cellMs),
     });
   }
 
-  private async placeNow(owner: Owner, abortSignal: AbortSignal): Promise<PlacedInterpreter> {
+  private async placeNow(
+    owner: Owner,
+    abortSignal: AbortSignal,
+    cellMs: number,
+  ): Promise<PlacedInterpreter> {
     // Interpreters idle longer than idleMs have ended by themselves, and none outlives maxLifeMs.
     const horizon = Date.now() - this.options.idleMs - 60_000;
     for (const [id, known] of this.known) {
@@ -144,18 +164,25 @@ export class UserPlacements {
     }
     await this.history.sweep();
     const { userId } = owner;
-    const mine = await makeRoomForUser({
-      ...{ userId, history: this.history, engines: this.engines, known: this.known },
-      ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
-    });
+    const exact = await this.gate.exact();
+    const mine = exact
+      ? undefined
+      : await makeRoomForUser({
+          ...{ userId, history: this.history, engines: this.engines, known: this.known },
+          ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
+        });
     const placed = await placeInterpreter({
       ...{ engines: this.engines, gate: this.gate, options: this.options },
       preimport: this.preimport,
       ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+      user: exact ? await this.history.userTag(userId) : undefined,
+      busyMs: this.options.replayDeadlineMs + cellMs + CELL_MARGIN_MS,
     });
     const { engine, container, startedAt } = placed;
     this.known.set(container.id, { usedAt: Date.now(), busy: true });
     this.served.set(container.id, { owner, live: placed });
+    // With Redis the user's leases are the record every replica counts.
+    if (mine === undefined) return placed;
     mine.push({ engine: engine.name, containerId: container.id, startedAt });
     try {
       await this.history.saveUserInterpreters(userId, mine);

@@ -1,6 +1,8 @@
 import type { SealedStoreStorage, SealingSecret } from '../../util/sealing/sealed-store.ts';
 import { sealingKeys } from '../../util/sealing/sealing-keys.ts';
 import { checkMinimums } from '../../util/check-minimums.ts';
+import type { RedisScriptClient } from '../../util/redis/redis-store-client.ts';
+import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 
 /**
  * Options of conversation interpreters (`DockerSandbox`'s `conversations`): one long-lived
@@ -28,6 +30,14 @@ export type ConversationOptions = {
    * once), which you must then protect.
    */
   encryptionKey?: SealingSecret | readonly SealingSecret[] | false;
+  /**
+   * A Redis client (`ioredis`, or anything with its `eval`) where replicas reserve interpreters
+   * atomically, so together they never pass `maxInterpreters`, `maxPerEngine` or `maxPerUser`.
+   * Default: the client of `store` when it is unstorage's redis driver. Without either, each
+   * replica counts by itself and replicas placing at the same instant can pass the bounds.
+   * Give it with the `store` the replicas share (users are told apart by its id key).
+   */
+  redis?: RedisScriptClient;
   /** An interpreter with no cell for this long ends (its state is restored when the conversation goes on). */
   idleMs?: number;
   /** Hard bound of an interpreter container's life. */
@@ -80,14 +90,15 @@ export type ConversationOptions = {
 
 /** `ConversationOptions` with defaults filled in. */
 export type ResolvedConversationOptions = Required<
-  Omit<ConversationOptions, 'store' | 'encryptionKey'>
+  Omit<ConversationOptions, 'store' | 'encryptionKey' | 'redis'>
 > &
-  Pick<ConversationOptions, 'store'> & { keys: readonly SealingSecret[] };
+  Pick<ConversationOptions, 'store' | 'redis'> & { keys: readonly SealingSecret[] };
 
 /** Fills in defaults and checks ranges (`InvalidArgumentError` naming the option). */
 export function resolveConversationOptions({
   store,
   encryptionKey,
+  redis,
   idleMs = 600_000,
   maxLifeMs = 4 * 3_600_000,
   historyTtlMs = 24 * 3_600_000,
@@ -130,6 +141,16 @@ export function resolveConversationOptions({
     ],
     { prefix: 'conversations.' },
   );
+  if (
+    redis !== undefined &&
+    typeof (redis as Partial<RedisScriptClient> | null)?.eval !== 'function'
+  ) {
+    throw new InvalidArgumentError({
+      argument: 'conversations.redis',
+      value: typeof redis,
+      message: 'must be a Redis client with `eval(script, numKeys, ...args)` (an ioredis client)',
+    });
+  }
   // The same policy as MCP tokens: a store that outlives the process needs a key (or `false`).
   const keys =
     store === undefined
@@ -141,7 +162,7 @@ export function resolveConversationOptions({
           records: 'python conversations (users\u2019 code and files)',
         });
   return {
-    ...{ store, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
+    ...{ store, redis, keys, idleMs, maxLifeMs, historyTtlMs, maxHistoryBytes, maxInterpreters },
     ...{ maxPerEngine, maxPerUser, warmPoolSize, memoryBytes, tmpfsMiB, pidsLimit, startTimeoutMs },
     ...{ maxConversationsPerUser, maxUserHistoryBytes, memoryStoreBytes, replayDeadlineMs },
     ...{ maxConcurrentStarts, maxQueuedCells },

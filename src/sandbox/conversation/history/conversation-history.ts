@@ -56,6 +56,11 @@ export class ConversationHistory {
     for (const kind of ['h', 'f', 'u', 'c']) await this.sealed.removeExpired([kind]);
   }
 
+  /** A user's id as stored (a keyed hash, the same on every replica with the same keys). */
+  async userTag(userId: string): Promise<string> {
+    return await this.sealed.id(userId);
+  }
+
   /** The interpreters a user holds, as last recorded (for the per-user bound, every replica's). */
   async userInterpreters(userId: string): Promise<UserInterpreter[]> {
     return (await this.sealed.get<UserInterpreter[]>(['u', { id: userId }])) ?? [];

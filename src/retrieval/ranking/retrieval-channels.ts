@@ -6,7 +6,13 @@ import { VectorIndex } from '../dense/vector-index.ts';
 import type { AnalyzedFields, Bm25fOptions } from '../lexical/lexical-index.ts';
 import { LexicalIndex } from '../lexical/lexical-index.ts';
 import type { TermCounts } from '../lexical/term-counts.ts';
-import { type FusionOptions, type Ranking, fuseConfidence, fuseRankings } from './fusion.ts';
+import {
+  DEFAULT_FUSION_METHOD,
+  type FusionOptions,
+  type Ranking,
+  fuseConfidence,
+  fuseRankings,
+} from './fusion.ts';
 import { mergeNeeds } from './multi-need.ts';
 import { type UsageChannels, usageChannels } from './usage-channels.ts';
 
@@ -48,7 +54,8 @@ export class RetrievalChannels {
   private readonly fusion: FusionOptions;
   // Description vectors of tools whose indexed vector mixes in learned usage.
   private readonly descriptionVectors = new Map<number, ArrayLike<number>>();
-  // Learned usage as channels of its own (`fusion.learnedUsage`), under hybrid `confidence`.
+  // Learned usage as channels of its own (`fusion.learnedUsage`), under hybrid `zscore` and
+  // `confidence`.
   private readonly usage: UsageChannels | undefined;
 
   constructor({
@@ -70,9 +77,10 @@ export class RetrievalChannels {
     this.lexical = retrieval === 'dense' ? undefined : new LexicalIndex(bm25);
     this.vectors = this.embedder ? new VectorIndex() : undefined;
     this.fusion = fusion;
-    const confidence = (fusion.method ?? 'confidence') === 'confidence';
+    const method = fusion.method ?? DEFAULT_FUSION_METHOD;
+    const ownChannels = method === 'zscore' || method === 'confidence';
     this.usage =
-      retrieval === 'hybrid' && confidence ? usageChannels(fusion.learnedUsage) : undefined;
+      retrieval === 'hybrid' && ownChannels ? usageChannels(fusion.learnedUsage) : undefined;
   }
 
   reserve(capacity: number): void {
@@ -145,7 +153,7 @@ export class RetrievalChannels {
    * Puts a tool's learned usage (or its absence) into the channels: its terms into the lexical
    * usage field, and its mean request vector (when of the index's model) into the tool's dense
    * vector, or each into a usage channel of its own where `fusion.learnedUsage` asks (under
-   * hybrid `confidence`, the vector by default).
+   * hybrid `zscore` and `confidence`, the vector by default).
    */
   applyUsage(slot: number, usage: UsageSignals): void {
     this.lexical?.setUsage(slot, usage.terms, usage.length);
@@ -244,24 +252,49 @@ export class RetrievalChannels {
     }
     const dense = found && found.length > pool ? found.slice(0, pool) : found;
     if (lexical && dense) {
-      const method = this.fusion.method ?? 'confidence';
+      const method = this.fusion.method ?? DEFAULT_FUSION_METHOD;
       const fullMatch = method === 'confidence' ? this.lexical!.fullMatchScore(terms!, fields) : 0;
       const usage = this.usage?.rank({
-        lexical: this.lexical!,
-        terms: terms!,
-        vector: vector!,
-        pool,
-        accept,
+        ...{ lexical: this.lexical!, terms: terms!, vector: vector!, pool, accept },
+        shares: method === 'confidence',
       });
-      if (usage?.some(ranking => ranking.length > 0)) {
+      if (usage?.terms?.length || usage?.vector?.length) {
+        if (method === 'zscore') {
+          // Past requests are another way into the same channel: a learned tool scores the
+          // better of its description and its requests (weighed by evidence). Added as a
+          // channel of its own, a request that once served a sibling tool outweighed a clear
+          // lexical match (azure-mcp with learning R@5 95.1 -> 87.1); mixed into the
+          // description vector, it was diluted (dev-multi 60.2 against 59.6 here, and below
+          // on azure-mcp). See docs/retrieval.md.
+          return fuseRankings(
+            byMaximum(lexical, usage.terms),
+            byMaximum(dense, usage.vector),
+            this.fusion,
+          );
+        }
         const shares = lexical.map(({ slot, score }) => ({
           slot,
           score: fullMatch > 0 ? Math.min(1, score / fullMatch) : 0,
         }));
-        return fuseConfidence([shares, dense, ...usage]);
+        return fuseConfidence([
+          shares,
+          dense,
+          ...(usage.terms ? [usage.terms] : []),
+          ...(usage.vector ? [usage.vector] : []),
+        ]);
       }
       return fuseRankings(lexical, dense, this.fusion, fullMatch);
     }
     return lexical ?? dense ?? [];
   }
+}
+
+/** A channel's ranking with another ranking of the same slots merged in, each slot at its higher score. */
+function byMaximum(channel: Ranking, usage: Ranking | undefined): Ranking {
+  if (usage === undefined || usage.length === 0) return channel;
+  const scores = new Map(channel.map(({ slot, score }) => [slot, score]));
+  for (const { slot, score } of usage) scores.set(slot, Math.max(scores.get(slot) ?? score, score));
+  return [...scores]
+    .map(([slot, score]) => ({ slot, score }))
+    .sort((a, b) => b.score - a.score || a.slot - b.slot);
 }

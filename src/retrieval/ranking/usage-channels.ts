@@ -3,9 +3,10 @@ import type { LexicalIndex, ScoredFields, TermWeights } from '../lexical/lexical
 import type { FusionOptions, Ranking } from './fusion.ts';
 
 /**
- * Learned usage as channels of their own in a hybrid `confidence` ranking
+ * Learned usage as channels of their own in a hybrid `zscore` or `confidence` ranking
  * (`FusionOptions.learnedUsage`; by default the mean request vector is one), rather than mixed
- * into the description channels. Mixed in, a learned tool's evidence is diluted by its
+ * into the description vectors. Under `zscore` each usage channel joins its description channel
+ * by maximum (see `RetrievalChannels.rank`); under `confidence` it is a channel of the fusion. Mixed in, a learned tool's evidence is diluted by its
  * description (its dense vector is half description) and the dense channel's best match stays on
  * the description's scale, so the lexical channel keeps its share even where its best is an
  * unlearned tool that merely shares words; as a channel, past requests like the query weigh as
@@ -76,27 +77,35 @@ export class UsageChannels {
     this.vectors = new Map();
   }
 
-  /** The usage channels' rankings for a query, each scored 0..1 and weighed by evidence. */
+  /**
+   * The usage channels' rankings for a query, weighed by evidence: `terms` (when a channel) by
+   * BM25 over the usage field, as a share of a full match (`shares`, 0..1) or as it is, and
+   * `vector` by cosine.
+   */
   rank({
     lexical,
     terms,
     vector,
     pool,
     accept,
+    shares = true,
   }: {
     lexical: LexicalIndex;
     terms: TermWeights;
     vector: Float32Array;
     pool: number;
     accept: ((slot: number) => boolean) | undefined;
-  }): Ranking[] {
-    const rankings: Ranking[] = [];
+    /** Scale the terms channel's BM25 to a share of a full match (`confidence`). */
+    shares?: boolean;
+  }): { terms?: Ranking; vector?: Ranking } {
+    const rankings: { terms?: Ranking; vector?: Ranking } = {};
     // Every learned tool is scored, so the evidence weighs before the pool is cut.
     const learned = this.evidence.size;
     if (this.terms === 'channel' && learned > 0) {
       const full = lexical.fullMatchScore(terms, 'usage');
       const hits = lexical.search(terms, Math.max(pool, learned), accept, 'usage');
-      rankings.push(this.weigh(hits, score => (full > 0 ? Math.min(1, score / full) : 0), pool));
+      const share = (score: number) => (full > 0 ? Math.min(1, score / full) : 0);
+      rankings.terms = this.weigh(hits, shares ? share : score => score, pool);
     }
     if (this.vector === 'channel' && this.vectors.size > 0) {
       const query = normalized(vector);
@@ -108,7 +117,7 @@ export class UsageChannels {
         for (let i = 0; i < query.length; i++) dot += (query[i] as number) * (values[i] as number);
         hits.push({ slot, score: dot * weight });
       }
-      rankings.push(top(hits, pool));
+      rankings.vector = top(hits, pool);
     }
     return rankings;
   }

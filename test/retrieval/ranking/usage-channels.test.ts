@@ -25,7 +25,7 @@ describe('fuseConfidence', () => {
   it("is fuseRankings' confidence for the lexical and dense channels alone", () => {
     // fuseRankings takes raw BM25 and the full-match score: 10 / 20 = 0.5, 5 / 20 = 0.25.
     const raw = lexical.map(hit => ({ ...hit, score: hit.score * 20 }));
-    const two = fuseRankings(raw, dense, {}, 20);
+    const two = fuseRankings(raw, dense, { method: 'confidence' }, 20);
     const fused = fuseConfidence([lexical, dense]);
     expect(fused.map(hit => hit.slot)).toEqual(two.map(hit => hit.slot));
     fused.forEach((hit, i) => expect(hit.score).toBeCloseTo(two[i]!.score, 12));
@@ -65,11 +65,11 @@ describe('learned usage as channels (hybrid)', () => {
     { name: 'play_music', description: 'Play a song or a playlist' },
   ];
   type LearnedUsage = NonNullable<FusionOptions['learnedUsage']>;
-  const build = (learnedUsage?: LearnedUsage) =>
+  const build = (learnedUsage?: LearnedUsage, method: FusionOptions['method'] = 'confidence') =>
     createToolIndex({
       embeddingModel: hashingEmbeddingModel({ dimensions: 256 }),
       learning: true,
-      ...(learnedUsage ? { fusion: { learnedUsage } } : {}),
+      fusion: { method, ...(learnedUsage ? { learnedUsage } : {}) },
     });
   const ranked = async (index: ReturnType<typeof build>, query: string) =>
     (await index.search(query, { topK: 4 })).map(hit => hit.name);
@@ -104,14 +104,17 @@ describe('learned usage as channels (hybrid)', () => {
     );
   });
 
-  for (const learnedUsage of [
-    {},
-    { terms: 'channel' },
-    { terms: 'none' },
-    { vector: 'mixed' },
-  ] satisfies LearnedUsage[]) {
-    it(`a learned request leads for a request like it (${JSON.stringify(learnedUsage)})`, async () => {
-      const index = build(learnedUsage);
+  for (const [learnedUsage, method] of [
+    [{}, 'confidence'],
+    [{ terms: 'channel' }, 'confidence'],
+    [{ terms: 'none' }, 'confidence'],
+    [{ vector: 'mixed' }, 'confidence'],
+    [{}, 'zscore'],
+    [{ terms: 'channel' }, 'zscore'],
+    [{ vector: 'mixed' }, 'zscore'],
+  ] satisfies [LearnedUsage, FusionOptions['method']][]) {
+    it(`a learned request leads for a request like it (${JSON.stringify(learnedUsage)}, ${method})`, async () => {
+      const index = build(learnedUsage, method);
       await index.upsert(catalog);
       await index.learn({ query: 'do I need an umbrella tomorrow', tool: 'get_forecast' });
       expect((await ranked(index, 'umbrella tomorrow'))[0]).toBe('get_forecast');
@@ -127,7 +130,7 @@ describe('learned usage as channels (hybrid)', () => {
       const index = createToolIndex({
         embeddingModel: hashingEmbeddingModel({ dimensions: 256 }),
         learning: { vectorWeight },
-        fusion: { learnedUsage: { terms: 'none' } },
+        fusion: { method: 'confidence', learnedUsage: { terms: 'none' } },
       });
       await index.upsert(catalog);
       for (let i = 0; i < requests; i++)
@@ -138,5 +141,27 @@ describe('learned usage as channels (hybrid)', () => {
     expect(await score(1)).toBeCloseTo(1 / 2, 6);
     expect(await score(3)).toBeCloseTo(3 / 4, 6);
     expect(await score(3, 0.5)).toBeCloseTo(3 / 8, 6);
+  });
+
+  it('zscore: a learned tool scores the better of its description and its requests', async () => {
+    const plain = build(undefined, 'zscore');
+    const learned = build(undefined, 'zscore');
+    const mixed = build({ vector: 'mixed' }, 'zscore');
+    for (const index of [plain, learned, mixed]) {
+      await index.upsert(catalog);
+      await index.learn({ query: 'play some jazz', tool: 'get_weather' });
+    }
+    await plain.forget('get_weather');
+    // Its requests are unlike this query: its description's cosine stands, unchanged.
+    const query = 'current weather conditions in Oslo';
+    expect(await learned.search(query, { topK: 4 })).toEqual(
+      await plain.search(query, { topK: 4 }),
+    );
+    // Mixed into the description vector, the same request dilutes it.
+    expect(await mixed.search(query, { topK: 4 })).not.toEqual(
+      await plain.search(query, { topK: 4 }),
+    );
+    // Like the query, its requests lead: jazz finds the weather tool.
+    expect((await ranked(learned, 'jazz please'))[0]).toBe('get_weather');
   });
 });

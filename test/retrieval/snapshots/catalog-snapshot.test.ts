@@ -425,7 +425,10 @@ describe('catalog snapshots', () => {
     expect(first.map(hit => hit.name).slice(0, 5)).toEqual(
       expected[0]!.map(hit => hit.name).slice(0, 5),
     );
-    first.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[0]![i]!.score, 2));
+    // Fused scores are standard scores: int8 vectors move them by well under 1%.
+    first.forEach((hit, i) =>
+      expect(Math.abs(hit.score / expected[0]![i]!.score - 1)).toBeLessThan(0.01),
+    );
     // Then, in the background, every exact vector is read once from the store (its candidates'
     // in the first read), a chunk at a time, and results cached by version expire.
     await warm.index.rescored();

@@ -1,100 +1,97 @@
-// Retrieval quality on the dev sets (Recall@1/5/10 and nDCG@10, in %), one JSON line per set and
-// method:
-// - lexical, `mode: 'single'` and `'multi'` (the default); `lexical-warm`, the lexical index read
-//   from its analysis snapshot, which must give the lexical figures exactly;
-// - per local embedding model (`ai-toolbelt/local-embedding`, real models fetched from PyPI):
-//   dense alone, and hybrid with each fusion candidate (`confidence`, the default, `convex`,
-//   `rrf`, `zscore`, `rerank`), each without learning (the whole set) and with learning from
-//   use (2 folds by query id: learn one fold's (query, gold) pairs, evaluate the other, both
-//   ways; lexical with learning too), and a check per set and learning setting that the default
-//   fusion's R@5 is at least the better channel's. `confidence` also runs with learned usage
-//   placed otherwise (`FusionOptions.learnedUsage`; the default keeps the terms in the lexical
-//   usage field and makes the mean request vector a channel of its own): `usage-mixed` the
-//   vector mixed into the dense vector (the default before), `usage-both` the terms a channel
-//   too, `usage-vector-only` the terms left out, `usage-dense-only` the vector mixed in and the
-//   terms left out;
-// - a warm start with the default model: `exact` (a cold start, embedded by the model),
-//   `snapshot` (the catalog's int8 snapshot, a search's candidates replaced by the stored
-//   float32 before it answers: `rescore: 'before'`), `snapshot-after` (the default: replaced in
-//   the background), `int8` (the snapshot's vectors alone, for comparison); warm starts must
-//   give the cold start's figures exactly.
-// Usage: node bench/quality.ts [--sets DIR,DIR] [--models a,b] (writes bench/results/quality.json)
-import { createHash } from 'node:crypto';
+// Retrieval quality on the six dev sets of test/fixtures/eval (Recall@1/5/10 and nDCG@10, in %),
+// one JSON line per set and method:
+// - lexical, `mode: 'single'` and `'multi'` (the default), with and without learning from use
+//   (2 folds by query id: learn one fold's (query, gold) pairs, evaluate the other, both ways);
+//   `lexical-warm`, the lexical index read from its analysis snapshot, which must give the lexical
+//   figures exactly;
+// - per local embedding model (`ai-toolbelt/local-embedding`, real models fetched from registries):
+//   dense alone, and hybrid with every candidate fusion setting (`zscore`, `convex`, `rrf` at
+//   several dense weights, `confidence`, `rerank`), each with and without learning, and where
+//   learned usage goes under `zscore` (the default joins it to its channel by maximum;
+//   `usage-mixed` mixes the request vector into the description's);
+// - leave-one-set-out: every setting chosen by measurement is chosen on five sets and scored on
+//   the sixth (`leave-one-out.ts`), for each of the six, next to the choice on all six
+//   (in-sample); macro means over the six; and the checks the default must pass;
+// - what a tool is embedded as (`text-variants.ts`), dense alone, with the default model;
+// - the default fusion over a model that knows nothing (`random-embedding-model.ts`);
+// - warm starts with the default model (`warm-start.ts`) on the `--warm-sets`.
+// Usage: node bench/quality.ts [--sets DIR,...] [--models a,b] [--warm-sets a,b] [--no-text]
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { EmbeddingModel } from 'ai';
+import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import { createStorage } from 'unstorage';
 import { localEmbeddingModel } from '../src/local-embedding/local-embedding-model.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../src/local-embedding/local-models.ts';
 import { defaultModelsDir } from '../src/local-embedding/models-dir.ts';
+import { readEvalQueries, readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
+import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import {
-  type EvalQuery,
-  readEvalQueries,
-  readToolCatalog,
-} from '../src/retrieval/eval/catalog-file.ts';
-import {
-  decodeSnapshotChunk,
-  encodeSnapshot,
-  snapshotCatalog,
-  snapshotVectors,
-} from '../src/retrieval/snapshots/catalog-snapshot.ts';
-import {
-  type CreateToolIndexOptions,
-  createToolIndex,
-} from '../src/retrieval/create-tool-index.ts';
-import {
-  type EmbeddingCache,
   type EmbeddingCacheEvent,
   createEmbeddingCache,
 } from '../src/retrieval/embedding-cache.ts';
-import { evaluateRetrieval } from '../src/retrieval/eval/evaluate-retrieval.ts';
-import { learnFromQueries } from '../src/retrieval/eval/learn-from-queries.ts';
-import type { FusionOptions } from '../src/retrieval/ranking/fusion.ts';
-import type { ToolIndex } from '../src/retrieval/tool-index.ts';
-import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
-import type { ToolDescriptor } from '../src/retrieval/types.ts';
+import {
+  DEFAULT_FUSION_METHOD,
+  type FusionOptions,
+  ZSCORE_DENSE_WEIGHT,
+} from '../src/retrieval/ranking/fusion.ts';
 import { benchResults } from './bench-results.ts';
+import {
+  type Catalog,
+  type Figures,
+  asFigures,
+  evaluate,
+  macroMean,
+  withAndWithoutLearning,
+} from './quality/figures.ts';
+import { type Candidate, leaveOneOut } from './quality/leave-one-out.ts';
+import { memoEmbeddingModel } from './quality/memo-embedding-model.ts';
+import { randomEmbeddingModel } from './quality/random-embedding-model.ts';
+import { TEXT_VARIANTS } from './quality/text-variants.ts';
+import { analysisHit, same, warmStartRows } from './quality/warm-start.ts';
 
 const root = join(import.meta.dirname, '..');
+const SETS = ['dev', 'dev-multi', 'azure-mcp', 'seal-tools', 'toolbench-multi', 'rest-apis'];
 const { values } = parseArgs({
   options: {
     sets: {
       type: 'string',
-      default: [
-        join(root, 'test/fixtures/eval/dev'),
-        join(root, 'test/fixtures/eval/dev-multi'),
-      ].join(','),
+      default: SETS.map(set => join(root, 'test/fixtures/eval', set)).join(','),
     },
     models: { type: 'string', default: LOCAL_MODELS.map(model => model.name).join(',') },
+    'warm-sets': { type: 'string', default: 'dev,dev-multi' },
+    'no-text': { type: 'boolean', default: false },
   },
 });
-const KS = [1, 5, 10];
-const FUSIONS: { label: string; fusion: FusionOptions }[] = [
-  ...(['confidence', 'convex', 'rrf', 'zscore', 'rerank'] as const).map(method => ({
-    label: method,
-    fusion: { method },
-  })),
-  ...(
-    [
-      ['usage-mixed', { vector: 'mixed' }],
-      ['usage-both', { terms: 'channel' }],
-      ['usage-vector-only', { terms: 'none' }],
-      ['usage-dense-only', { terms: 'none', vector: 'mixed' }],
-    ] as const
-  ).map(([usage, learnedUsage]) => ({
-    label: `confidence/${usage}`,
-    fusion: { method: 'confidence', learnedUsage } as FusionOptions,
-  })),
-];
-const DEFAULT_FUSION = 'confidence';
-const results = benchResults({ name: 'quality', command: 'npm run bench:quality' });
-const pct = (x: number): number => Math.round(x * 1000) / 10;
-const fold = (id: string): 0 | 1 =>
-  ((createHash('sha256').update(id).digest()[0] as number) & 1) as 0 | 1;
 
-type Figures = { recall: Record<string, number>; ndcg10: number };
-type Catalog = { set: string; tools: ToolDescriptor[]; queries: EvalQuery[] };
+// The candidates, the default first (ties in a choice keep the earlier one).
+const label = (fusion: FusionOptions): string =>
+  [fusion.method, fusion.denseWeight, fusion.rrfK && `k=${fusion.rrfK}`].filter(Boolean).join(' ');
+const DEFAULT: FusionOptions = { method: DEFAULT_FUSION_METHOD, denseWeight: ZSCORE_DENSE_WEIGHT };
+const GRID: FusionOptions[] = [
+  DEFAULT,
+  ...[0.1, 0.2, 0.4, 0.5].map(denseWeight => ({ method: 'zscore' as const, denseWeight })),
+  ...[0.2, 0.3, 0.5].map(denseWeight => ({ method: 'convex' as const, denseWeight })),
+  ...[
+    [0.3, 60],
+    [0.5, 60],
+    [0.3, 10],
+  ].map(([denseWeight, rrfK]) => ({ method: 'rrf' as const, denseWeight, rrfK })),
+  { method: 'confidence' },
+  { method: 'rerank' },
+];
+// Only with learning: the learned request vector mixed into the description's (not joined by
+// maximum); without learning it ranks as the default does.
+const USAGE_MIXED: FusionOptions = { ...DEFAULT, learnedUsage: { vector: 'mixed' } };
+const DEFAULT_LABEL = label(DEFAULT);
+const results = benchResults({
+  name: 'quality',
+  command: 'npm run bench:quality',
+  notes: [
+    'R@k and nDCG@10 in %; learning: 2 folds by query id, each evaluated after learning the other fold',
+    'leave-one-out: each setting chosen on five sets (worst R@5 gain over lexical, losses only, then mean gain) and scored on the sixth',
+  ],
+});
 
 const catalogs: Catalog[] = [];
 for (const dir of values.sets.split(',')) {
@@ -104,226 +101,199 @@ for (const dir of values.sets.split(',')) {
     queries: await readEvalQueries(join(dir, 'queries.jsonl')),
   });
 }
-
-/** Figures over `queries`, weighted by their count (fractions), for summing folds. */
-async function evaluate(index: ToolIndex, queries: readonly EvalQuery[], mode = 'multi') {
-  const report = await evaluateRetrieval({
-    index,
-    queries,
-    ks: KS,
-    mode: mode as 'multi',
-  });
-  return { report, weight: queries.length };
-}
-
-const asFigures = (parts: Awaited<ReturnType<typeof evaluate>>[]): Figures => {
-  const total = parts.reduce((sum, part) => sum + part.weight, 0);
-  const mean = (value: (part: (typeof parts)[number]) => number) =>
-    pct(parts.reduce((sum, part) => sum + value(part) * part.weight, 0) / total);
-  return {
-    recall: Object.fromEntries(
-      KS.map(k => [`R@${k}`, mean(part => part.report.recall[String(k)]!)]),
-    ),
-    ndcg10: mean(part => part.report.ndcg10),
-  };
-};
-
-/** Without learning (the whole set) and with it (two folds, each learned from the other). */
-async function withAndWithoutLearning(
-  { tools, queries }: Catalog,
-  options: CreateToolIndexOptions,
-): Promise<{ without: Figures; learned: Figures; learnedPairs: number }> {
-  const plain = createToolIndex(options);
-  await plain.upsert(tools);
-  const without = asFigures([await evaluate(plain, queries)]);
-  const folds: [EvalQuery[], EvalQuery[]] = [[], []];
-  for (const query of queries) folds[fold(query.id)].push(query);
-  const parts = [];
-  let learnedPairs = 0;
-  for (const test of [0, 1] as const) {
-    const index = createToolIndex({ ...options, learning: true });
-    await index.upsert(tools);
-    learnedPairs += await learnFromQueries({ index, queries: folds[1 - test]! });
-    parts.push(await evaluate(index, folds[test]));
-  }
-  return { without, learned: asFigures(parts), learnedPairs };
-}
+const sets = catalogs.map(catalog => catalog.set);
+const base = ({ set, tools, queries }: Catalog) => ({
+  set,
+  tools: tools.length,
+  queries: queries.length,
+});
 
 // 1. Lexical.
-const lexicalByLearning = new Map<string, { without: Figures; learned: Figures }>();
+const lexical = { without: new Map<string, Figures>(), learned: new Map<string, Figures>() };
 for (const catalog of catalogs) {
-  const { set, tools, queries } = catalog;
-  const base = { set, tools: tools.length, queries: queries.length };
   const single = createToolIndex();
-  await single.upsert(tools);
+  await single.upsert(catalog.tools);
+  const singleFigures = asFigures([await evaluate(single, catalog.queries, 'single')]);
+  results.row({ ...base(catalog), retrieval: 'lexical', mode: 'single', ...singleFigures });
+  const figures = await withAndWithoutLearning(catalog, {});
+  lexical.without.set(catalog.set, figures.without);
+  lexical.learned.set(catalog.set, figures.learned);
+  results.row({ ...base(catalog), retrieval: 'lexical', mode: 'multi', ...figures.without });
   results.row({
-    ...{ ...base, retrieval: 'lexical', mode: 'single' },
-    ...asFigures([await evaluate(single, queries, 'single')]),
-  });
-  const lexical = await withAndWithoutLearning(catalog, {});
-  lexicalByLearning.set(set, lexical);
-  results.row({ ...base, retrieval: 'lexical', mode: 'multi', ...lexical.without });
-  results.row({
-    ...{ ...base, retrieval: 'lexical', mode: 'multi', learning: true },
-    ...lexical.learned,
+    ...{ ...base(catalog), retrieval: 'lexical', mode: 'multi', learning: true },
+    ...figures.learned,
   });
   // A lexical index on a store: the second start reads the analysis snapshot the first wrote.
-  const lexicalStore = createStorage();
-  await createToolIndex({ store: lexicalStore }).upsert(tools);
+  const store = createStorage();
+  await createToolIndex({ store }).upsert(catalog.tools);
   const events: EmbeddingCacheEvent[] = [];
-  const warm = createToolIndex({ store: lexicalStore, onCacheEvent: event => events.push(event) });
-  await warm.upsert(tools);
-  const warmFigures = asFigures([await evaluate(warm, queries)]);
+  const warm = createToolIndex({ store, onCacheEvent: event => events.push(event) });
+  await warm.upsert(catalog.tools);
+  const warmFigures = asFigures([await evaluate(warm, catalog.queries)]);
   results.row({
-    ...{ ...base, retrieval: 'lexical-warm', mode: 'multi', ...warmFigures },
-    analysisHit: analysisHit(events, tools.length),
+    ...{ ...base(catalog), retrieval: 'lexical-warm', mode: 'multi', ...warmFigures },
+    analysisHit: analysisHit(events, catalog.tools.length),
   });
   results.row({
-    set,
+    set: catalog.set,
     check: 'warm lexical (analysis snapshot) figures equal cold ones',
-    ok: JSON.stringify(warmFigures) === JSON.stringify(lexical.without),
+    ok: same(warmFigures, figures.without),
+  });
+}
+for (const learning of [false, true]) {
+  const bySet = learning ? lexical.learned : lexical.without;
+  results.row({
+    ...{ set: 'macro', retrieval: 'lexical', mode: 'multi', learning },
+    ...macroMean([...bySet.values()]),
   });
 }
 
-// 2. Each local model: dense alone and every fusion, with and without learning.
+// 2. Each local model: dense alone, every candidate fusion, with and without learning.
 const installed = values.models
   .split(',')
   .filter(name => existsSync(join(defaultModelsDir(), name, 'ai-toolbelt-model.json')));
 for (const name of installed) {
-  await using model = localEmbeddingModel({ model: name });
-  // One cache per model: each catalog is embedded once, every index reads it from there.
+  await using local = localEmbeddingModel({ model: name });
+  // Many indexes over the same texts: each catalog and request is embedded once.
+  const model = memoEmbeddingModel(local as EmbeddingModelV4);
   const cache = createEmbeddingCache({ maxEntries: 100_000 });
+  const candidates = new Map<string, { without: Candidate; learned: Candidate }>();
+  const record = (key: string, set: string, figures: { without: Figures; learned: Figures }) => {
+    const entry = candidates.get(key) ?? {
+      without: { label: key, bySet: new Map() },
+      learned: { label: key, bySet: new Map() },
+    };
+    (entry.without.bySet as Map<string, Figures>).set(set, figures.without);
+    (entry.learned.bySet as Map<string, Figures>).set(set, figures.learned);
+    candidates.set(key, entry);
+  };
+  const dense: { without: Figures[]; learned: Figures[] } = { without: [], learned: [] };
   for (const catalog of catalogs) {
-    const { set, tools, queries } = catalog;
-    const base = { set, tools: tools.length, queries: queries.length, model: name, mode: 'multi' };
-    const lexical = lexicalByLearning.get(set)!;
-    const dense = await withAndWithoutLearning(catalog, {
-      embeddingModel: model,
-      cache,
-      retrieval: 'dense',
+    const row = { ...base(catalog), model: name, mode: 'multi' };
+    const denseFigures = await withAndWithoutLearning(catalog, {
+      ...{ embeddingModel: model, cache, retrieval: 'dense' },
     });
-    results.row({ ...base, retrieval: 'dense', ...dense.without });
-    results.row({ ...base, retrieval: 'dense', learning: true, ...dense.learned });
-    for (const { label, fusion: options } of FUSIONS) {
-      const hybrid = await withAndWithoutLearning(catalog, {
-        embeddingModel: model,
-        cache,
-        fusion: options,
+    dense.without.push(denseFigures.without);
+    dense.learned.push(denseFigures.learned);
+    results.row({ ...row, retrieval: 'dense', ...denseFigures.without });
+    results.row({ ...row, retrieval: 'dense', learning: true, ...denseFigures.learned });
+    for (const fusion of [...GRID, USAGE_MIXED]) {
+      const key = fusion === USAGE_MIXED ? `${DEFAULT_LABEL} usage-mixed` : label(fusion);
+      const figures = await withAndWithoutLearning(catalog, {
+        ...{ embeddingModel: model, cache, fusion },
       });
-      const fusion = { retrieval: 'hybrid', fusion: label, default: label === DEFAULT_FUSION };
-      results.row({ ...base, ...fusion, ...hybrid.without });
-      results.row({ ...base, ...fusion, learning: true, ...hybrid.learned });
-      if (label !== DEFAULT_FUSION) continue;
-      for (const learning of ['without', 'learned'] as const) {
-        const best = Math.max(lexical[learning].recall['R@5']!, dense[learning].recall['R@5']!);
+      record(key, catalog.set, figures);
+      const tags = { retrieval: 'hybrid', fusion: key, default: key === DEFAULT_LABEL };
+      if (fusion !== USAGE_MIXED) results.row({ ...row, ...tags, ...figures.without });
+      results.row({ ...row, ...tags, learning: true, ...figures.learned });
+    }
+  }
+  for (const learning of [false, true] as const) {
+    const which = learning ? 'learned' : 'without';
+    results.row({
+      set: 'macro',
+      model: name,
+      retrieval: 'dense',
+      learning,
+      ...macroMean(dense[which]),
+    });
+    for (const [key, entry] of candidates) {
+      if (!learning && key.endsWith('usage-mixed')) continue;
+      results.row({
+        ...{ set: 'macro', model: name, retrieval: 'hybrid', fusion: key, learning },
+        ...{ default: key === DEFAULT_LABEL, ...macroMean([...entry[which].bySet.values()]) },
+      });
+    }
+    // 3. Leave one set out: the choice on five sets, scored on the sixth.
+    const pool = [...candidates]
+      .filter(([key]) => learning || !key.endsWith('usage-mixed'))
+      .map(([, entry]) => entry[which]);
+    const lexicalBySet = learning ? lexical.learned : lexical.without;
+    const { inSample, folds } = leaveOneOut(pool, lexicalBySet, sets);
+    for (const fold of folds) {
+      results.row({
+        ...{ kind: 'leave-one-out', model: name, learning, set: fold.set, picked: fold.picked },
+        ...{ leftOut: fold.leftOut, inSample: fold.inSample, lexical: lexicalBySet.get(fold.set) },
+      });
+    }
+    const leftOutMacro = macroMean(folds.map(fold => fold.leftOut));
+    const lexicalMacro = macroMean([...lexicalBySet.values()]);
+    results.row({
+      ...{ kind: 'leave-one-out', model: name, learning, set: 'macro', picked: inSample.label },
+      ...{ leftOut: leftOutMacro, inSample: macroMean([...inSample.bySet.values()]) },
+      lexical: lexicalMacro,
+    });
+    if (name !== DEFAULT_LOCAL_MODEL) continue;
+    const r5 = (figures: Figures | undefined) => figures?.recall['R@5'] ?? Number.NaN;
+    if (learning) {
+      // The default is chosen for an app that has learned nothing; once it has, it must still
+      // beat lexical retrieval that learned as much.
+      const byDefault = candidates.get(DEFAULT_LABEL)!.learned.bySet;
+      for (const set of sets) {
         results.row({
-          set,
-          model: name,
-          learning: learning === 'learned',
-          check: `default fusion R@5 at least the better channel's`,
-          fused: hybrid[learning].recall['R@5'],
-          better: best,
-          ok: hybrid[learning].recall['R@5']! >= best,
+          ...{ model: name, learning, set, check: 'default R@5 above lexical, both learning' },
+          ...{ fused: r5(byDefault.get(set)), lexical: r5(lexicalBySet.get(set)) },
+          ok: r5(byDefault.get(set)) > r5(lexicalBySet.get(set)),
         });
       }
+      continue;
+    }
+    results.row({
+      ...{ model: name, learning, check: 'the default is the setting chosen on all six sets' },
+      ...{ default: DEFAULT_LABEL, chosen: inSample.label, ok: inSample.label === DEFAULT_LABEL },
+    });
+    for (const fold of folds) {
+      results.row({
+        ...{ model: name, learning, set: fold.set, check: 'left-out R@5 at or above lexical' },
+        ...{ leftOut: r5(fold.leftOut), lexical: r5(lexicalBySet.get(fold.set)) },
+        ok: r5(fold.leftOut) >= r5(lexicalBySet.get(fold.set)),
+      });
+    }
+    results.row({
+      ...{ model: name, learning, set: 'macro', check: 'left-out macro R@5 at least lexical + 3' },
+      ...{ leftOut: r5(leftOutMacro), lexical: r5(lexicalMacro) },
+      ok: r5(leftOutMacro) >= r5(lexicalMacro) + 3,
+    });
+  }
+
+  // 4. What a tool is embedded as (dense alone, default model).
+  if (name !== DEFAULT_LOCAL_MODEL || values['no-text']) continue;
+  for (const catalog of catalogs) {
+    for (const variant of TEXT_VARIANTS) {
+      const index = createToolIndex({ embeddingModel: model, cache, retrieval: 'dense' });
+      await index.upsert(variant.tools(catalog.tools));
+      results.row({
+        ...{ ...base(catalog), model: name, retrieval: 'dense', text: variant.text },
+        ...asFigures([await evaluate(index, catalog.queries)]),
+      });
     }
   }
 }
 
-// 3. Warm starts with the default model.
+// 5. A dense channel that knows nothing (random vectors): what the default fusion costs there.
+{
+  const model = randomEmbeddingModel();
+  for (const catalog of catalogs) {
+    for (const fusion of [DEFAULT, { method: 'confidence' } as const]) {
+      const index = createToolIndex({ embeddingModel: model, fusion });
+      await index.upsert(catalog.tools);
+      results.row({
+        ...{ ...base(catalog), model: 'random', retrieval: 'hybrid', fusion: label(fusion) },
+        ...{ default: fusion === DEFAULT, ...asFigures([await evaluate(index, catalog.queries)]) },
+      });
+    }
+  }
+}
+
+// 6. Warm starts with the default model.
 if (installed.includes(DEFAULT_LOCAL_MODEL)) {
   await using model = localEmbeddingModel({ model: DEFAULT_LOCAL_MODEL });
-  for (const { set, tools, queries } of catalogs) {
-    const base = { set, tools: tools.length, queries: queries.length, model: DEFAULT_LOCAL_MODEL };
-    const warmStarts = await warmStartRows(model, tools, queries);
-    for (const row of warmStarts.rows) results.row({ ...base, retrieval: 'hybrid', ...row });
-    for (const [check, ok] of warmStarts.checks) results.row({ set, check, ok });
+  const warmSets = values['warm-sets'].split(',');
+  for (const catalog of catalogs.filter(({ set }) => warmSets.includes(set))) {
+    const row = { ...base(catalog), model: DEFAULT_LOCAL_MODEL };
+    const warmStarts = await warmStartRows(model, catalog.tools, catalog.queries);
+    for (const warm of warmStarts.rows) results.row({ ...row, retrieval: 'hybrid', ...warm });
+    for (const [check, ok] of warmStarts.checks) results.row({ set: catalog.set, check, ok });
   }
 }
 await results.save();
-
-async function warmStartRows(
-  model: EmbeddingModel,
-  tools: ToolDescriptor[],
-  queries: EvalQuery[],
-): Promise<{ rows: Record<string, unknown>[]; checks: [string, boolean][] }> {
-  const store = createStorage();
-  const exact = createToolIndex({ embeddingModel: model, store });
-  await exact.upsert(tools);
-  const exactFigures = asFigures([await evaluate(exact, queries)]);
-  const rows: Record<string, unknown>[] = [{ vectors: 'exact', ...exactFigures }];
-  // Warm starts on the same store: `before` replaces each search's candidates' vectors before
-  // it answers; `after` (the default) ranks with the snapshot's, replaced in the background.
-  const warm = async (rescore: 'after' | 'before') => {
-    const events: EmbeddingCacheEvent[] = [];
-    const index = createToolIndex({
-      embeddingModel: model,
-      store,
-      rescore,
-      onCacheEvent: e => events.push(e),
-    });
-    await index.upsert(tools);
-    const figures = asFigures([await evaluate(index, queries)]);
-    await index.rescored();
-    const reads = events.filter(
-      (event): event is Extract<EmbeddingCacheEvent, { type: 'read' }> =>
-        event.type === 'read' && !event.analysis,
-    );
-    rows.push({
-      vectors: rescore === 'before' ? 'snapshot' : 'snapshot-after',
-      ...figures,
-      snapshotHit: reads[0]?.snapshot === true && reads[0].hits === tools.length,
-      analysisHit: analysisHit(events, tools.length),
-      // Exact vectors read after the snapshot, over all the set's queries and the background.
-      rescored: reads.slice(1).reduce((sum, event) => sum + event.texts, 0),
-    });
-    return figures;
-  };
-  const before = await warm('before');
-  const after = await warm('after');
-  rows.push({ vectors: 'int8', ...(await int8Figures(model, store, tools, queries)) });
-  return {
-    rows,
-    checks: [
-      ['warm (snapshot) figures equal cold (exact) ones', same(before, exactFigures)],
-      ['warm (rescored after ranking) figures equal cold (exact) ones', same(after, exactFigures)],
-    ],
-  };
-}
-
-// The snapshot's vectors alone: quantized and dequantized as a snapshot stores them, served as
-// if exact (from memory), so nothing replaces them.
-async function int8Figures(
-  model: EmbeddingModel,
-  store: ReturnType<typeof createStorage>,
-  tools: ToolDescriptor[],
-  queries: EvalQuery[],
-): Promise<Figures> {
-  const modelId = `local:${DEFAULT_LOCAL_MODEL}`;
-  const texts = [...new Set(tools.map(toolEmbeddingText))];
-  const stored = await createEmbeddingCache({ store }).read({ modelId, texts });
-  const { hash } = snapshotCatalog(texts);
-  const chunks = encodeSnapshot({ modelId, hash, vectors: stored as Float32Array[] });
-  const decoded = chunks.map((value, chunk) =>
-    decodeSnapshotChunk(value, { modelId, hash, chunk, total: texts.length }),
-  );
-  const int8 = snapshotVectors(decoded as Parameters<typeof snapshotVectors>[0]);
-  const memory: EmbeddingCache = createEmbeddingCache({ maxEntries: texts.length + 10_000 });
-  await memory.write({
-    modelId,
-    entries: texts.map((text, i) => ({ text, vector: int8[i]! })),
-    persist: false,
-  });
-  const quantized = createToolIndex({ embeddingModel: model, cache: memory });
-  await quantized.upsert(tools);
-  return asFigures([await evaluate(quantized, queries)]);
-}
-
-function same(a: Figures, b: Figures): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-// Whether a start read its whole catalog's analysis snapshot.
-function analysisHit(events: readonly EmbeddingCacheEvent[], tools: number): boolean {
-  return events.some(event => event.type === 'read' && event.analysis && event.hits === tools);
-}

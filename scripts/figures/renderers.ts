@@ -2,6 +2,7 @@
 import { egressFigureRenderers } from './egress-figures.ts';
 import { embeddingFigures } from './embedding-figures.ts';
 import { middlewareFigures } from './middleware-figures.ts';
+import { qualityFigures } from './quality-figures.ts';
 import { retrievalFigures } from './retrieval-figures.ts';
 import { sandboxFigures } from './sandbox-figures.ts';
 import type { Renderers } from './update-docs.ts';
@@ -11,6 +12,7 @@ export const RENDERERS: Renderers = [
   egressFigureRenderers,
   embeddingFigures,
   middlewareFigures,
+  qualityFigures,
   retrievalFigures,
   sandboxFigures,
 ].reduce<Renderers>(

@@ -1,4 +1,4 @@
-// Figures of bench:retrieval, bench:learning, bench:quality and bench:cold-start.
+// Figures of bench:retrieval, bench:learning, bench:quality's warm starts and bench:cold-start.
 import { measuredOn, ms, msOrS, num, ratio, table } from './format.ts';
 import type { Results, Row } from './results.ts';
 import type { Renderers } from './update-docs.ts';
@@ -99,104 +99,6 @@ function learningTable(results: Results): string {
     ),
     '',
     measuredOn(results.file('learning').machine, 'npm run bench:learning'),
-  ].join('\n');
-}
-
-// From each set's README (test/fixtures/eval/*/README.md): plain BM25 over name + description.
-const REFERENCE: Record<string, number[]> = {
-  dev: [39.0, 62.0, 70.0, 53.4],
-  'dev-multi': [9.1, 24.3, 34.8, 24.8],
-};
-
-function qualityTable(results: Results): string {
-  const label: Record<string, string> = {
-    dev: 'dev (1 tool per request)',
-    'dev-multi': 'dev-multi (2 tools per request)',
-  };
-  const models = modelsOf(results);
-  const lines: string[][] = [];
-  for (const set of ['dev', 'dev-multi']) {
-    lines.push([
-      label[set]!,
-      "plain BM25 (reference from the set's README)",
-      ...REFERENCE[set]!.map(x => num(x, 1)),
-    ]);
-    for (const [mode, method] of [
-      ['single', "lexical, `mode: 'single'`"],
-      ['multi', 'lexical (multi)'],
-    ] as const) {
-      const row = quality(results, { set, retrieval: 'lexical', mode });
-      lines.push([set, method, ...figures(row)]);
-    }
-    for (const model of models) {
-      const dense = quality(results, { set, model, retrieval: 'dense' });
-      const hybrid = quality(results, { set, model, retrieval: 'hybrid', default: true });
-      lines.push([set, `dense, ${model}`, ...figures(dense)]);
-      const name = `hybrid, ${model} (${String(hybrid.fusion)} fusion)`;
-      lines.push([set, model === models[0] ? `**${name}**` : name, ...figures(hybrid)]);
-    }
-  }
-  return [
-    table(['set', 'method', 'R@1', 'R@5', 'R@10', 'nDCG@10'], lines),
-    '',
-    `Local models run in process (\`ai-toolbelt/local-embedding\`); the first is the default. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
-  ].join('\n');
-}
-
-// The local models bench:quality measured, the default first.
-const modelsOf = (results: Results): string[] => {
-  const models = [
-    ...new Set(results.rows('quality', { retrieval: 'dense' }).map(row => String(row.model))),
-  ];
-  return models.sort((a, b) => Number(b === 'all-MiniLM-L6-v2') - Number(a === 'all-MiniLM-L6-v2'));
-};
-
-// One row of bench:quality: without learning unless `learning: true` is asked for.
-const quality = (
-  results: Results,
-  { learning = false, ...match }: Record<string, unknown> & { learning?: boolean },
-): Row => {
-  const rows = results
-    .rows('quality', match)
-    .filter(row => (row.learning === true) === learning && !('vectors' in row));
-  if (rows.length !== 1)
-    throw new Error(
-      `bench/results/quality.json: ${rows.length} rows match ${JSON.stringify({ ...match, learning })}`,
-    );
-  return rows[0]!;
-};
-
-function fusionTable(results: Results): string {
-  const models = modelsOf(results);
-  const lines: string[][] = [];
-  const r5 = (row: Row) => num(recall(row, 'recall', 5), 1);
-  for (const model of models) {
-    const per = (match: Record<string, unknown>) =>
-      ['dev', 'dev-multi'].flatMap(set => [
-        r5(quality(results, { ...match, set })),
-        r5(quality(results, { ...match, set, learning: true })),
-      ]);
-    lines.push([model, 'lexical alone', ...per({ retrieval: 'lexical', mode: 'multi' })]);
-    lines.push([model, 'dense alone', ...per({ model, retrieval: 'dense' })]);
-    const fusions = results
-      .rows('quality', { model, set: 'dev', retrieval: 'hybrid' })
-      .filter(row => row.learning !== true && !('vectors' in row));
-    for (const row of fusions) {
-      const name = `hybrid, \`${String(row.fusion)}\`${row.default ? ' (default)' : ''}`;
-      lines.push([model, name, ...per({ model, retrieval: 'hybrid', fusion: row.fusion })]);
-    }
-  }
-  const failed = results
-    .rows('quality')
-    .filter(row => String(row.check ?? '').startsWith('default fusion') && row.ok !== true)
-    .map(
-      row =>
-        `${row.model} on ${row.set} ${row.learning ? 'with' : 'without'} learning (${num(n(row, 'fused'), 1)} vs ${num(n(row, 'better'), 1)})`,
-    );
-  return [
-    table(['model', 'retrieval', 'dev', 'dev, learned', 'dev-multi', 'dev-multi, learned'], lines),
-    '',
-    `R@5 in %. "Learned": 2 folds by query id, each evaluated after learning the other's (query, gold) pairs. The default fusion is below the better channel alone ${failed.length === 0 ? 'nowhere' : `for ${failed.join('; ')}`}. ${measuredOn(results.file('quality').machine, 'npm run bench:quality')}`,
   ].join('\n');
 }
 
@@ -362,36 +264,15 @@ function coldStartSummary(results: Results): string {
   ].join('\n');
 }
 
-const lexicalR5 = (results: Results, set: string) =>
-  recall(quality(results, { set, retrieval: 'lexical', mode: 'multi' }), 'recall', 5);
-const hybridR5 = (results: Results, set: string) =>
-  recall(
-    quality(results, { set, model: modelsOf(results)[0], retrieval: 'hybrid', default: true }),
-    'recall',
-    5,
-  );
-
 export const retrievalFigures: Renderers = {
   blocks: {
     'retrieval-table': retrievalTable,
     'lexical-table': lexicalTable,
     'learning-table': learningTable,
-    'quality-table': qualityTable,
-    'fusion-table': fusionTable,
     'warm-recall-table': warmRecallTable,
     'cold-start-table': coldStartTable,
     'cold-start-answer-table': coldStartAnswerTable,
     'cold-start-summary': coldStartSummary,
   },
-  // R@5 of lexical retrieval and of the default model with the default fusion, for prose.
-  values: {
-    ...Object.fromEntries(
-      ['dev', 'dev-multi'].flatMap(set => [
-        [`r5-${set}-lexical`, (results: Results) => num(lexicalR5(results, set), 1)],
-        [`r5-${set}-hybrid`, (results: Results) => num(hybridR5(results, set), 1)],
-      ]),
-    ),
-    'r5-dev-multi-hybrid-gain': (results: Results) =>
-      num(hybridR5(results, 'dev-multi') - lexicalR5(results, 'dev-multi'), 1),
-  },
+  values: {},
 };

@@ -39,7 +39,7 @@ export type CreateToolIndexOptions = {
   onCacheEvent?: (event: EmbeddingCacheEvent) => void;
   /** `hybrid` (default with a model), `dense`, or `lexical` (default without). */
   retrieval?: 'lexical' | 'dense' | 'hybrid';
-  /** How lexical and dense rankings are fused (convex combination by default). */
+  /** How lexical and dense rankings are fused (`zscore`, the dense channel at 0.3, by default). */
   fusion?: FusionOptions;
   /** BM25F parameters (field weights, k1). */
   bm25?: Bm25fOptions;

@@ -35,7 +35,8 @@ export type LearningOptions = {
   /**
    * Weight of the usage vector: against the description's (1) where it is mixed into a learned
    * tool's dense vector (dense retrieval, `learnedUsage.vector: 'mixed'`); a factor on its
-   * channel's scores where it is a channel (hybrid `confidence`, the default). 0 turns it off.
+   * scores where it is scored on its own (hybrid `zscore`, the default, and `confidence`). 0 turns
+   * it off.
    */
   vectorWeight?: number;
   /** How often searches pick up what other replicas learned; 0: only at upsert and learn. */

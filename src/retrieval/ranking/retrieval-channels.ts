@@ -36,7 +36,7 @@ export type ChannelCandidates = { lexical: Set<number>; dense: Set<number> };
 /**
  * The searchable state of a `ToolIndex`, per slot, and how it ranks: the lexical (BM25F)
  * channel, the dense channel with each tool's description vector, learned usage (mixed into
- * both, or under hybrid `confidence` partly channels of its own: `UsageChannels`), and their
+ * both, or under hybrid `zscore` and `confidence` scored on its own: `UsageChannels`), and their
  * fusion. The index owns names and slots; warm-start checks and learning write
  * here through the methods below.
  *

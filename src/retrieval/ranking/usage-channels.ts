@@ -5,12 +5,11 @@ import type { FusionOptions, Ranking } from './fusion.ts';
 /**
  * Learned usage as channels of their own in a hybrid `zscore` or `confidence` ranking
  * (`FusionOptions.learnedUsage`; by default the mean request vector is one), rather than mixed
- * into the description vectors. Under `zscore` each usage channel joins its description channel
- * by maximum (see `RetrievalChannels.rank`); under `confidence` it is a channel of the fusion. Mixed in, a learned tool's evidence is diluted by its
- * description (its dense vector is half description) and the dense channel's best match stays on
- * the description's scale, so the lexical channel keeps its share even where its best is an
- * unlearned tool that merely shares words; as a channel, past requests like the query weigh as
- * much as they match, next to the descriptions.
+ * into the description vectors. Under `zscore` (the default) each usage channel joins its
+ * description channel by maximum (see `RetrievalChannels.rank`); under `confidence` it is a
+ * channel of the fusion. Mixed in, a learned tool's evidence is diluted by its description (its
+ * dense vector is half description), so past requests like the query count for less than they
+ * match.
  *
  * Each usage score is weighed by the tool's evidence, n / (n + 1) for n learned requests: one
  * request is an anecdote (a similar request once served a neighbouring tool), many a habit. The

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/setup-kubernetes.sh: builds the cluster's binaries from the Go module proxy
 # into a cache, checked against scripts/kubernetes/build/go.sum (-mod=readonly: a module whose
 # checksum is not there, or differs, stops the build).

@@ -22,6 +22,8 @@
 #   --status        print whether the cluster is up; exit 0 when it is, 1 when not
 #   --stop          stop the cluster and remove what it made
 #   --image NAME    the sandbox image to import (default: the one setup-sandbox.sh builds)
+#   --build-only    build the binaries into the cache and exit (CI starts this early, in the
+#                   background; a later run waits for it)
 #
 # Environment:
 #   AI_TOOLBELT_SANDBOX_IMAGE  the sandbox image (as for setup-sandbox.sh)
@@ -30,14 +32,16 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 STOP=0
 STATUS=0
+BUILD_ONLY=0
 IMAGE=
 while [ "$#" -gt 0 ]; do
   case "$1" in
   --stop) STOP=1 && shift ;;
   --status) STATUS=1 && shift ;;
   --image) IMAGE="${2:?--image needs a name}" && shift 2 ;;
+  --build-only) BUILD_ONLY=1 && shift ;;
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' && exit 0 ;;
-  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME)" >&2 && exit 2 ;;
+  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME, --build-only)" >&2 && exit 2 ;;
   esac
 done
 
@@ -100,6 +104,10 @@ if [ "$STATUS" = 1 ]; then
 fi
 
 started=$SECONDS
+if [ "$BUILD_ONLY" = 1 ]; then
+  k8s_build
+  exit 0
+fi
 install_packages
 k8s_build
 if cluster_up; then

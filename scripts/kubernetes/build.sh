@@ -38,6 +38,20 @@ k8s_build() {
     log "binaries are in $BIN_DIR"
     return 0
   fi
+  # One build at a time (CI starts one in the background early): a second waits for the first
+  # and then finds its binaries.
+  mkdir -p "$CACHE_DIR"
+  local lock
+  exec {lock}>"$CACHE_DIR/.build.lock"
+  if ! flock -n "$lock"; then
+    log "waiting for another build of the binaries to finish"
+    flock "$lock"
+  fi
+  if k8s_binaries_ready; then
+    log "binaries are in $BIN_DIR"
+    exec {lock}>&-
+    return 0
+  fi
   command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
     die "Go is missing: install Go 1.24 or newer (the build module is $K8S_BUILD_MODULE)"
   local go_bin version
@@ -71,6 +85,7 @@ k8s_build() {
     [ -d "$dir" ] && [ "$dir" != "$(dirname "$BIN_DIR")" ] && rm -rf "$dir"
   done
   log "built everything in $((SECONDS - started)) s"
+  exec {lock}>&-
 }
 
 # Runs go in the build module with every setting that matters fixed here, not taken from the

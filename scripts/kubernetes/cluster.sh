@@ -89,6 +89,11 @@ host_network() {
     ip -o link show | awk '{print $2}'
   } | grep -v '^#' | sed -E 's/\[[0-9]+:[0-9]+\]//' || true
 }
+# Shows what changed since the start, and fails, when anything did.
+host_network_unchanged() {
+  [ -f "$LIB/host-network" ] || return 0
+  diff "$LIB/host-network" <(host_network) >&2
+}
 
 preflight() {
   local dir port
@@ -106,10 +111,10 @@ preflight() {
 
 start_cluster() {
   preflight
-  local before_network
-  before_network="$(host_network)"
   mkdir -p "$ETC" "$LIB" "$RUN/pids" "$LOGS"
   chmod 700 "$ETC" "$LIB" "$RUN"
+  # Compared after the start and after --stop.
+  host_network >"$LIB/host-network"
   # The previous start's logs are kept beside the new ones.
   for f in "$LOGS"/*.log; do [ -f "$f" ] && mv -f "$f" "$f.1"; done
   # Host paths the kubelet insists on (hard-coded in it); removed by --stop when made here.
@@ -141,10 +146,7 @@ EOF
   wait_for "the default ServiceAccount" 60 kube-controller-manager kc get serviceaccount default -n default
   spec_hash >"$RUN/spec"
 
-  if [ "$(host_network)" != "$before_network" ]; then
-    diff <(echo "$before_network") <(host_network) >&2 || true
-    die "the host's firewall rules or network links changed while the cluster started (above); stop it with --stop"
-  fi
+  host_network_unchanged || die "the host's firewall rules or network links changed while the cluster started (above); stop it with --stop"
 }
 
 start_control_plane() {
@@ -263,6 +265,8 @@ stop_cluster() {
     stop_process "$name"
   done
   kill_own_processes
+  local network_kept=0
+  host_network_unchanged && network_kept=1
   sockets="$(shim_sockets)"
   for name in $sockets; do rm -f "$name"; done
   unmount_all
@@ -274,5 +278,6 @@ stop_cluster() {
   fi
   rm -rf "$RUN" "$LIB"
   rmdir "$(dirname "$RUN")" "$(dirname "$LIB")" 2>/dev/null || true
+  [ "$network_kept" = 1 ] || die "the host's firewall rules or network links changed while the cluster ran (above)"
   log "stopped; no process, mount or cgroup of the cluster is left (binaries: $CACHE_DIR, kubeconfig: $KUBECONFIG_FILE)"
 }

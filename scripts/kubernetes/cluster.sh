@@ -111,6 +111,8 @@ preflight() {
 
 start_cluster() {
   preflight
+  # A start that fails half-way leaves nothing running (the logs stay).
+  trap 'echo "[setup-kubernetes] the start failed; stopping what it started (logs: $LOGS)" >&2; stop_cluster' EXIT
   mkdir -p "$ETC" "$LIB" "$RUN/pids" "$LOGS"
   chmod 700 "$ETC" "$LIB" "$RUN"
   # Compared after the start and after --stop.
@@ -119,7 +121,7 @@ start_cluster() {
   for f in "$LOGS"/*.log; do [ -f "$f" ] && mv -f "$f" "$f.1"; done
   # Host paths the kubelet insists on (hard-coded in it); removed by --stop when made here.
   : >"$LIB/created-paths"
-  for dir in /var/lib/kubelet /var/log/containers; do
+  for dir in /var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers; do
     [ -e "$dir" ] || echo "$dir" >>"$LIB/created-paths"
   done
 
@@ -146,7 +148,8 @@ EOF
   wait_for "the default ServiceAccount" 60 kube-controller-manager kc get serviceaccount default -n default
   spec_hash >"$RUN/spec"
 
-  host_network_unchanged || die "the host's firewall rules or network links changed while the cluster started (above); stop it with --stop"
+  host_network_unchanged || die "the host's firewall rules or network links changed while the cluster started (above)"
+  trap - EXIT
 }
 
 start_control_plane() {

@@ -8,7 +8,7 @@
 # The binaries live in $CACHE_DIR/$K8S_VERSION-<hash of go.mod, go.sum and pause/>/bin, so a
 # second run (or a run after --stop) links nothing. Go's module and build caches are kept under
 # $CACHE_DIR too: a machine that lost the binaries but kept the caches relinks in about 20 s.
-# Cold (empty caches, 2 cores) it takes several minutes; kube-apiserver alone compiles most of
+# Cold (empty caches, 2 shared cores) it took 8-10 minutes; kube-apiserver alone compiles most of
 # the shared packages. One binary at a time: one build peaks at about 1.9 GiB.
 
 K8S_BUILD_MODULE="$(cd "$(dirname "${BASH_SOURCE[0]}")/build" && pwd)"
@@ -59,7 +59,7 @@ k8s_build() {
   version="$("$go_bin" env GOVERSION)"
   [[ "$version" =~ ^go1\.(2[4-9]|[3-9][0-9]) ]] || die "Go 1.24 or newer is needed to build Kubernetes $K8S_VERSION, found $version"
   mkdir -p "$BIN_DIR" "$CACHE_DIR/go/mod" "$CACHE_DIR/go/build" "$CACHE_DIR/go/path"
-  log "building Kubernetes $K8S_VERSION and etcd with $version into $BIN_DIR (cold: several minutes, one binary at a time)"
+  log "building Kubernetes $K8S_VERSION and etcd with $version into $BIN_DIR (cold: 8-10 minutes, one binary at a time)"
   local name started=$SECONDS one
   # The module's dependencies first: a checksum mismatch shows here, before any compiling.
   k8s_go "$go_bin" mod download -x >/dev/null 2>"$CACHE_DIR/download.log" || {

@@ -12,7 +12,7 @@ import type Docker from 'dockerode';
 import { type Storage, createStorage } from 'unstorage';
 import redisDriver from 'unstorage/drivers/redis';
 import { SandboxBusyError } from '../src/errors/sandbox-busy-error.ts';
-import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../src/sandbox/docker/labels.ts';
+import { KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../src/sandbox/driver/labels.ts';
 import { DockerSandbox } from '../src/sandbox/index.ts';
 import { startRedisServer } from '../test/helpers/redis-server.ts';
 

@@ -23,7 +23,7 @@ import {
 import { containerSpec } from '../src/sandbox/docker/container-spec.ts';
 import { resolveDockerSandboxOptions } from '../src/sandbox/options/docker-sandbox-options.ts';
 import { FrameDemuxer } from '../src/sandbox/docker/frame-demuxer.ts';
-import { INSTANCE_LABEL } from '../src/sandbox/docker/labels.ts';
+import { INSTANCE_LABEL } from '../src/sandbox/driver/labels.ts';
 import { resolveRecordCaps } from '../src/sandbox/output/record-budget.ts';
 import { type ClosedLoopResult, closedLoop } from './closed-loop.ts';
 

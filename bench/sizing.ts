@@ -13,7 +13,7 @@
 // Removal is not included (it happens after the container's work).
 import type Docker from 'dockerode';
 import { DEFAULT_PREIMPORT } from '../src/sandbox/options/default-image.ts';
-import { INSTANCE_LABEL } from '../src/sandbox/docker/labels.ts';
+import { INSTANCE_LABEL } from '../src/sandbox/driver/labels.ts';
 import { type BareContainer, bareContainerSpec, startBare } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
 import { engineProcesses, findProcesses, processCpuSeconds } from './proc-cpu.ts';

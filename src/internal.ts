@@ -57,5 +57,5 @@ export {
   type McpCallResult,
   type ModelOutput,
 } from './mcp/calls/to-model-output.ts';
-export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/docker/labels.ts';
+export { INSTANCE_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from './sandbox/driver/labels.ts';
 export { listSandboxContainers, sweepStaleContainers } from './sandbox/docker/sweep.ts';

@@ -16,7 +16,12 @@ const symbol = Symbol.for(marker);
  * - `no-engine`: none of several engines can run code (`cause` is an `AggregateError` of
  *   each engine's error);
  * - `interpreter-failed`: a conversation interpreter did not start (its supervisor or kernel
- *   failed before its first cell; the message quotes what it said).
+ *   failed before its first cell; the message quotes what it said);
+ * - `cluster-unreachable`: no answer from a Kubernetes cluster's API server (wrong kubeconfig,
+ *   down, the network);
+ * - `forbidden`: the cluster refused a call this sandbox needs (RBAC: the message names the
+ *   verb and resource to grant; or an admission policy refused the pod);
+ * - `unsupported`: the engines cannot do what was asked (sessions need a Docker engine).
  *
  * @example
  * ```ts
@@ -30,11 +35,15 @@ export type SandboxUnavailableReason =
   | 'engine-error'
   | 'image-missing'
   | 'no-engine'
-  | 'interpreter-failed';
+  | 'interpreter-failed'
+  | 'cluster-unreachable'
+  | 'forbidden'
+  | 'unsupported';
 
 /**
- * The sandbox cannot run code: a Docker engine is not reachable, refused the TLS
- * connection, went away during a run, answered with an error, or lacks the image.
+ * The sandbox cannot run code: a Docker engine or Kubernetes cluster is not reachable, refused
+ * the TLS connection or a call, went away during a run, answered with an error, or lacks the
+ * image.
  * `engine` names the engine (never with credentials), `cause` is the original error,
  * and the message says what to do.
  *

@@ -10,6 +10,7 @@ import {
 import { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 import { type SessionOptions, resolveSessionOptions } from './session/session-options.ts';
 import { Engine } from './engines/engine.ts';
+import { createDriver } from './create-driver.ts';
 import { createEgressGateway } from './egress/create-egress-gateway.ts';
 import type { EgressGateway } from './egress/egress-gateway.ts';
 import type { SandboxEngineStatus } from './engines/engine-types.ts';
@@ -72,7 +73,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     const engines: Engine[] = this.options.engines.map(
       address =>
         new Engine({
-          address,
+          driver: createDriver({ address, options: this.options, egress: this.egress }),
           options: this.options,
           instanceId: this.instanceId,
           onStateChange: engine => this.engines.onStateChange(engine),
@@ -215,8 +216,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
     await this.ready();
     if (this.closed) throw new SandboxClosedError();
 
-    const { maxOutputBytes, dockerTimeoutMs, maxImages, maxOutputFiles, maxArtifactBytes } =
-      this.options;
+    const { maxOutputBytes, maxImages, maxOutputFiles, maxArtifactBytes } = this.options;
     const caps = { images: maxImages, files: maxOutputFiles, bytes: maxArtifactBytes };
     return traceSandboxRun({
       ...{ kind: 'run', timeoutMs, inputFiles: inputFiles.length },
@@ -224,7 +224,7 @@ export class DockerSandbox implements Sandbox, ConversationSandbox {
         this.track(abortSignal, signal =>
           runOnFleet({
             ...{ engines: this.engines, code, files: inputFiles, caps, timeoutMs },
-            ...{ maxOutputBytes, dockerTimeoutMs, abortSignal: signal, onOutput, trace },
+            ...{ maxOutputBytes, abortSignal: signal, onOutput, trace },
           }),
         ),
     });

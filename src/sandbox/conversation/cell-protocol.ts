@@ -92,6 +92,9 @@ export type CellOutcomeLine = {
 };
 
 const FRAME_PREFIX = Buffer.from(`\0${MAGIC} `, 'latin1');
+
+/** The supervisor's `ready` frame as it is written (the kernel finished its pre-imports). */
+export const READY_FRAME = Buffer.from(`\0${MAGIC} - ready 0\n`, 'latin1');
 const MAX_HEADER_BYTES = 128;
 const MAX_DONE_BYTES = 4096;
 

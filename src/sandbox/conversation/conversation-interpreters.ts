@@ -62,7 +62,6 @@ type PlacedCall = CellCall & {
 export class ConversationInterpreters {
   private readonly engines: EngineSet;
   private readonly options: ResolvedConversationOptions;
-  private readonly dockerTimeoutMs: number;
   private readonly history: ConversationHistory;
   /** Interpreters this process used, for eviction order. */
   private readonly known = new Map<string, KnownInterpreter>();
@@ -94,7 +93,6 @@ export class ConversationInterpreters {
     this.options = options;
     this.sandbox = sandbox;
     this.instanceId = instanceId;
-    this.dockerTimeoutMs = sandbox.dockerTimeoutMs;
     // Nothing is read or written until the first cell: apps that never use conversations pay nothing.
     this.history = new ConversationHistory({ options });
     this.placements = new UserPlacements({
@@ -159,10 +157,7 @@ export class ConversationInterpreters {
     const reached =
       stored === undefined
         ? undefined
-        : await reachInterpreter({
-            ...{ handle: stored, engines: this.engines, known: this.known },
-            dockerTimeoutMs: this.dockerTimeoutMs,
-          });
+        : await reachInterpreter({ handle: stored, engines: this.engines, known: this.known });
     if (stored !== undefined && reached !== undefined && !('lost' in reached)) {
       call.trace?.placed({ engine: reached.engine.name, interpreter: 'live' });
       this.placements.serve(owner, reached);
@@ -189,7 +184,7 @@ export class ConversationInterpreters {
     const replay = await replayHistory({
       ...{ placed: live, handle, owner, history: this.history, reason, abortSignal },
       limits: { caps, maxOutputBytes },
-      ...{ dockerTimeoutMs: this.dockerTimeoutMs, idleMs: this.options.idleMs },
+      idleMs: this.options.idleMs,
       deadlineMs: this.options.replayDeadlineMs,
     }).catch(async (error: unknown) => {
       // Nothing records the new interpreter yet: it must not idle on, holding memory. The
@@ -273,23 +268,17 @@ export class ConversationInterpreters {
     const fresh = await unrecorded(() => this.history.addInputs(owner, handle, call.files, cell));
     const files = [...carried.filter(c => !fresh.some(f => f.path === c.path)), ...fresh];
     const known = { usedAt: Date.now(), busy: true };
-    this.known.set(live.container.id, known);
+    this.known.set(live.id, known);
     this.placements.use(live, limits.timeoutMs);
     // A replica that did not start the interpreter takes its proxy over if its starter is gone.
-    const network = await live.engine.egress
-      ?.adopt({
-        container: live.container,
-        dockerTimeoutMs: this.dockerTimeoutMs,
-        cleanup: live.engine.cleanup,
-      })
-      .catch(() => undefined);
+    const network = await live.engine.adoptEgress(live.id).catch(() => undefined);
     let run: Awaited<ReturnType<typeof runCell>>;
     try {
       run = await runCell({
-        container: live.container,
+        driver: live.engine.driver,
+        id: live.id,
         secret: live.secret,
         request: { ...limits, code, files, replay: false, ...(seed !== undefined ? { seed } : {}) },
-        dockerTimeoutMs: this.dockerTimeoutMs,
         abortSignal,
         onOutput,
         onResult,
@@ -309,7 +298,7 @@ export class ConversationInterpreters {
       await unrecorded(() => this.history.keepCell(owner, handle, kept));
     }
     handle.usedAt = Date.now();
-    if (run.ended) this.known.delete(live.container.id);
+    if (run.ended) this.known.delete(live.id);
     await unrecorded(() => this.saveHandle(owner, handle));
     live.engine.runs++;
     const { ended, interrupted, ...result } = run;
@@ -328,7 +317,7 @@ export class ConversationInterpreters {
       const engine = this.engines.engines.find(e => e.name === evicted.engine);
       if (engine === undefined || this.known.get(evicted.containerId)?.busy) continue;
       this.known.delete(evicted.containerId);
-      void engine.cleanup.remove(engine.docker.getContainer(evicted.containerId));
+      void engine.remove(evicted.containerId);
     }
   }
 }

@@ -1,13 +1,9 @@
-import type { Duplex } from 'node:stream';
-import type Docker from 'dockerode';
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
-import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
-import { containerSpec, type ContainerLimits } from '../docker/container-spec.ts';
-import { createContainer } from '../docker/create-container.ts';
-import { dockerCall } from '../docker/docker-call.ts';
-import { FrameDemuxer } from '../docker/frame-demuxer.ts';
+import type { BoxStream } from '../driver/box-stream.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { ContainerLimits, EngineDriver } from '../driver/engine-driver.ts';
 import { pythonSource } from '../in-container/python-source.ts';
-import { CellFrameParser, encodeHello } from './cell-protocol.ts';
+import { CellFrameParser, READY_FRAME, encodeHello } from './cell-protocol.ts';
 
 /** Stderr kept from a supervisor that failed to start (it says why). */
 const MAX_STARTUP_STDERR = 4096;
@@ -37,53 +33,32 @@ export function interpreterCommand({
   ];
 }
 
-/** Attaches to a container's stdin, stdout and stderr (one cell's channel). */
-export async function attachInterpreter({
-  container,
-  dockerTimeoutMs,
-}: {
-  /** The interpreter's container. */
-  container: Docker.Container;
-  /** Deadline of the attach call. */
-  dockerTimeoutMs: number;
-}): Promise<Duplex> {
-  return (await dockerCall({
-    operation: 'container attach',
-    timeoutMs: dockerTimeoutMs,
-    call: abortSignal =>
-      container.attach({
-        ...{ stream: true, stdin: true, stdout: true, stderr: true, hijack: true },
-        abortSignal,
-      }),
-  })) as Duplex;
-}
-
 /**
  * Creates and starts a conversation interpreter: a hardened container (the sandbox's limits,
  * runsc, no network, uid 65534) whose supervisor adopts `secret` and whose kernel has done its
- * pre-imports when this resolves. Attaches before starting, so the ready frame cannot be
- * missed. On failure the container is handed to `cleanup`.
+ * pre-imports when this resolves. On Docker the stream is attached before the start, so the
+ * ready frame cannot be missed; attached to a running pod (Kubernetes), a ready frame from before
+ * the attach is found in the pod's early output. On failure the box is handed to `cleanup`.
  *
  * @example
  * ```ts
- * const container = await startInterpreter({ docker, limits, labels, secret, ttlMs, idleMs: 600_000, preimport: [], dockerTimeoutMs: 15_000, startTimeoutMs: 60_000, cleanup });
+ * const id = await startInterpreter({ driver, limits, labels, secret, ttlMs, idleMs: 600_000, preimport: [], startTimeoutMs: 60_000, cleanup });
  * ```
  */
 export async function startInterpreter({
-  docker,
+  driver,
   limits,
   labels,
   secret,
   ttlMs,
   idleMs,
   preimport,
-  dockerTimeoutMs,
   startTimeoutMs,
   cleanup,
   abortSignal,
 }: {
-  /** The engine's client. */
-  docker: Docker;
+  /** The engine. */
+  driver: EngineDriver;
   /** Image, runtime and resource limits (the interpreter's own memory and pids). */
   limits: ContainerLimits;
   /** Extra labels on the container. */
@@ -96,82 +71,78 @@ export async function startInterpreter({
   idleMs: number;
   /** Modules imported before the first cell. */
   preimport: readonly string[];
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** Deadline for the kernel to be ready (pre-imports take seconds under gVisor). */
   startTimeoutMs: number;
   /** Removes the container if starting fails. */
   cleanup: CleanupTracker;
   /** Aborting stops the start and removes the container. */
   abortSignal?: AbortSignal;
-}): Promise<Docker.Container> {
-  const spec = containerSpec({
-    limits: { ...limits, labels: { ...limits.labels, ...labels } },
-    cmd: interpreterCommand({ ttlMs, idleMs, preimport }),
-    ttlMs,
-    kind: 'conversation',
-    openStdin: true,
-    stdinOnce: false,
-    // Subprocesses the cells start and leave behind must be reaped over a long life.
-    init: true,
-  });
-  const container = await createContainer({
-    ...{ docker, spec, dockerTimeoutMs, cleanup, ttlMs },
-    egress: limits.egress,
-  });
-  let socket: Duplex | undefined;
+}): Promise<string> {
+  const { id, stream } = await driver.startBox(
+    {
+      limits: { ...limits, labels: { ...limits.labels, ...labels } },
+      cmd: interpreterCommand({ ttlMs, idleMs, preimport }),
+      ttlMs,
+      kind: 'conversation',
+      stdinOnce: false,
+      // Subprocesses the cells start and leave behind must be reaped over a long life.
+      init: true,
+    },
+    { cleanup, abortSignal },
+  );
   try {
-    socket = await attachInterpreter({ container, dockerTimeoutMs });
-    const ready = waitForReady({ socket, timeoutMs: startTimeoutMs, abortSignal });
+    const ready = waitForReady({ stream, timeoutMs: startTimeoutMs, abortSignal });
     // Awaited below; until then a rejection (an abort during the start) must not go unhandled.
-    ready.catch(() => {});
-    await dockerCall({
-      operation: 'container start',
-      timeoutMs: dockerTimeoutMs,
-      call: signal => container.start({ abortSignal: signal }),
-    });
-    // Flushed before the socket is destroyed below: `ready` does not wait for the hello, and a
-    // destroyed socket drops what it still buffers, leaving an interpreter that serves no one.
+    ready.promise.catch(() => {});
+    // Flushed before the stream is destroyed below: `ready` does not wait for the hello, and a
+    // destroyed stream drops what it still buffers, leaving an interpreter that serves no one.
     const hello = encodeHello(secret);
     await new Promise<void>((resolve, reject) =>
-      socket!.write(hello, error => (error ? reject(error) : resolve())),
+      stream.write(hello, error => (error ? reject(error) : resolve())),
     );
-    await ready;
-    return container;
+    if (!driver.streamsFromStart) {
+      // The ready frame may have gone before the attach: then it is in what the box wrote.
+      const early = await driver.earlyOutput(id).catch(() => Buffer.alloc(0));
+      if (early.includes(READY_FRAME)) ready.done();
+    }
+    await ready.promise;
+    return id;
   } catch (error) {
-    cleanup.remove(container);
+    void cleanup.remove(id);
     throw error;
   } finally {
-    socket?.destroy();
+    stream.destroy();
   }
 }
 
-/** Resolves on the supervisor's `ready` frame; rejects when the stream ends first or time is up. */
+/**
+ * Resolves on the supervisor's `ready` frame (or `done()`); rejects when the stream ends first
+ * or time is up.
+ */
 function waitForReady({
-  socket,
+  stream,
   timeoutMs,
   abortSignal,
 }: {
-  socket: Duplex;
+  stream: BoxStream;
   timeoutMs: number;
   abortSignal?: AbortSignal | undefined;
-}): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+}): { promise: Promise<void>; done(): void } {
+  let settle: (error?: unknown) => void = () => {};
+  const promise = new Promise<void>((resolve, reject) => {
     let stderr = '';
     const parser = new CellFrameParser({
       requestId: '-',
       allowRecord: () => false,
       onFrame: frame => frame.type === 'ready' && done(),
     });
-    const demuxer = new FrameDemuxer({
-      onPayload: (stream, payload) => {
-        if (stream === 'stderr') {
-          if (stderr.length < MAX_STARTUP_STDERR) stderr += payload.toString('utf8');
-        } else if (!parser.push(payload)) {
-          done(failure(`it broke the protocol (${parser.error})`));
-        }
-      },
-    });
+    const onOutput = (which: 'stdout' | 'stderr', payload: Buffer) => {
+      if (which === 'stderr') {
+        if (stderr.length < MAX_STARTUP_STDERR) stderr += payload.toString('utf8');
+      } else if (!parser.push(payload)) {
+        done(failure(`it broke the protocol (${parser.error})`));
+      }
+    };
     const failure = (why: string) =>
       new SandboxUnavailableError({
         reason: 'interpreter-failed',
@@ -183,20 +154,22 @@ function waitForReady({
       timeoutMs,
     );
     const onAbort = () => done(abortSignal?.reason);
-    const onEnd = () => done(failure('it exited during start-up'));
+    let settled = false;
+    let unwatch = () => {};
     function done(error?: unknown): void {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       abortSignal?.removeEventListener('abort', onAbort);
-      socket.off('end', onEnd).off('close', onEnd).off('error', onEnd);
-      // docker-modem leaves the hijacked socket without an error listener: a reset after this
-      // must not become an uncaught exception.
-      socket.on('error', () => {});
+      unwatch();
       if (error === undefined) resolve();
       else reject(error);
     }
+    settle = done;
     abortSignal?.addEventListener('abort', onAbort, { once: true });
     if (abortSignal?.aborted) onAbort();
-    socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
-    socket.once('end', onEnd).once('close', onEnd).once('error', onEnd);
+    stream.onOutput(onOutput);
+    unwatch = stream.onEnd(() => done(failure('it exited during start-up')));
   });
+  return { promise, done: () => settle() };
 }

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type Docker from 'dockerode';
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import type { Engine } from '../engines/engine.ts';
-import { isTransportError } from '../docker/engine-errors.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
-import { PLACEMENT_LABEL } from '../docker/labels.ts';
+import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 import type { KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts';
@@ -12,7 +10,8 @@ import type { KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts
 /** A started interpreter and where it runs. */
 export type PlacedInterpreter = {
   engine: Engine;
-  container: Docker.Container;
+  /** Its box (container or pod) on the engine. */
+  id: string;
   secret: string;
   startedAt: number;
   /** Its placement id (`PLACEMENT_LABEL`: its lease's, with Redis); unknown for an older container. */
@@ -31,7 +30,7 @@ export type PlacedInterpreter = {
  *
  * @example
  * ```ts
- * const placed = await placeInterpreter({ engines, gate, options, preimport, pool, known, dockerTimeoutMs: 15_000 });
+ * const placed = await placeInterpreter({ engines, gate, options, preimport, pool, known, busyMs: 60_000 });
  * ```
  */
 export async function placeInterpreter({
@@ -43,7 +42,6 @@ export async function placeInterpreter({
   known,
   user,
   busyMs,
-  dockerTimeoutMs,
   abortSignal,
 }: {
   /** Where interpreters may go. */
@@ -65,8 +63,6 @@ export async function placeInterpreter({
   user?: string | undefined;
   /** How long the new interpreter counts as busy (its replay and first cell), with Redis. */
   busyMs: number;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** Aborting stops the start. */
   abortSignal?: AbortSignal | undefined;
 }): Promise<PlacedInterpreter> {
@@ -77,9 +73,9 @@ export async function placeInterpreter({
     try {
       const warm = await pool.take(engine);
       if (warm !== undefined && user !== undefined && warm.placement !== undefined) {
-        const { container, placement } = warm;
+        const { id, placement } = warm;
         await gate
-          .claim({ engine, container: container.id, placement, user, known, busyMs })
+          .claim({ engine, container: id, placement, user, known, busyMs })
           .catch((error: unknown) => {
             pool.putBack(warm);
             throw error;
@@ -90,8 +86,8 @@ export async function placeInterpreter({
       try {
         const secret = randomBytes(16).toString('hex');
         const limits = engine.limits!;
-        const container = await startInterpreter({
-          docker: engine.docker,
+        const id = await startInterpreter({
+          driver: engine.driver,
           limits: {
             ...limits,
             memoryBytes: options.memoryBytes,
@@ -99,14 +95,14 @@ export async function placeInterpreter({
             tmpfsMiB: options.tmpfsMiB,
           },
           labels: { [PLACEMENT_LABEL]: reservation.id },
-          ...{ secret, preimport, dockerTimeoutMs, abortSignal },
+          ...{ secret, preimport, abortSignal },
           ttlMs: options.maxLifeMs,
           idleMs: options.idleMs,
           startTimeoutMs: options.startTimeoutMs,
           cleanup: engine.cleanup,
         });
-        await reservation.confirm(container.id, busyMs);
-        return { engine, container, secret, startedAt: Date.now(), placement: reservation.id };
+        await reservation.confirm(id, busyMs);
+        return { engine, id, secret, startedAt: Date.now(), placement: reservation.id };
       } finally {
         // Counted by its container from now on (or gone, when the start failed).
         reservation.release();
@@ -116,7 +112,7 @@ export async function placeInterpreter({
       if (SandboxBusyError.isInstance(error)) throw error;
       tried.add(engine);
       const others = engines.engines.some(other => other.state === 'up' && !tried.has(other));
-      if (!isTransportError(error) || !others) throw engine.toError(error);
+      if (!engine.driver.isTransportError(error) || !others) throw engine.toError(error);
     }
   }
 }

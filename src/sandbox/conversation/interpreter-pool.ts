@@ -4,9 +4,8 @@ import { PendingWork } from '../../util/pending-work.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { startInterpreter } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
-import { PLACEMENT_LABEL } from '../docker/labels.ts';
+import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import type { Reservation } from './bounds/placement-gate.ts';
-import { dockerCall } from '../docker/docker-call.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer handed out. */
 const EXPIRY_MARGIN_MS = 30_000;
@@ -22,14 +21,13 @@ const EXPIRY_MARGIN_MS = 30_000;
  *
  * @example
  * ```ts
- * const pool = new InterpreterPool({ options, preimport, dockerTimeoutMs, reserve: engine => gate.reserve({ engine, ifRoom: true }) });
+ * const pool = new InterpreterPool({ options, preimport, reserve: engine => gate.reserve({ engine, ifRoom: true }) });
  * const warm = await pool.take(engine); // undefined: start one
  * ```
  */
 export class InterpreterPool {
   private readonly options: ResolvedConversationOptions;
   private readonly preimport: readonly string[];
-  private readonly dockerTimeoutMs: number;
   private readonly waiting = new Map<Engine, PlacedInterpreter[]>();
   /** Starts in flight per engine, oldest first. */
   private readonly inFlight = new Map<Engine, Promise<void>[]>();
@@ -42,21 +40,17 @@ export class InterpreterPool {
   constructor({
     options,
     preimport,
-    dockerTimeoutMs,
     reserve,
   }: {
     /** `warmPoolSize`, limits and idle expiry of interpreters. */
     options: ResolvedConversationOptions;
     /** Modules imported while they wait. */
     preimport: readonly string[];
-    /** Deadline of each Docker call. */
-    dockerTimeoutMs: number;
     /** Whether `engine` has room for one more interpreter under the bounds. */
     reserve: (engine: Engine) => Promise<Reservation | undefined>;
   }) {
     this.options = options;
     this.preimport = preimport;
-    this.dockerTimeoutMs = dockerTimeoutMs;
     this.reserve = reserve;
   }
 
@@ -75,7 +69,7 @@ export class InterpreterPool {
       const candidate = list.shift()!;
       const fresh = Date.now() - candidate.startedAt < this.options.idleMs - EXPIRY_MARGIN_MS;
       if (fresh && engine.state === 'up' && (await this.running(candidate))) found = candidate;
-      else void engine.cleanup.remove(candidate.container);
+      else void engine.remove(candidate.id);
     }
     this.fill(engine);
     return found;
@@ -84,8 +78,7 @@ export class InterpreterPool {
   /** Returns a taken interpreter that could not be given to its conversation (first in line again). */
   putBack(placed: PlacedInterpreter): void {
     const list = this.waiting.get(placed.engine);
-    if (list === undefined || this.stop.signal.aborted)
-      void placed.engine.cleanup.remove(placed.container);
+    if (list === undefined || this.stop.signal.aborted) void placed.engine.remove(placed.id);
     else list.unshift(placed);
   }
 
@@ -121,8 +114,8 @@ export class InterpreterPool {
       // A full engine keeps its room for conversations; the next take() tries again.
       reservation = await this.reserve(engine);
       if (reservation === undefined) return;
-      const container = await startInterpreter({
-        docker: engine.docker,
+      const id = await startInterpreter({
+        driver: engine.driver,
         limits: {
           ...engine.limits!,
           memoryBytes: this.options.memoryBytes,
@@ -130,22 +123,22 @@ export class InterpreterPool {
           tmpfsMiB: this.options.tmpfsMiB,
         },
         labels: { [PLACEMENT_LABEL]: reservation.id },
-        ...{ secret, preimport: this.preimport, dockerTimeoutMs: this.dockerTimeoutMs },
+        ...{ secret, preimport: this.preimport },
         ttlMs: this.options.maxLifeMs,
         idleMs: this.options.idleMs,
         startTimeoutMs: this.options.startTimeoutMs,
         cleanup: engine.cleanup,
         abortSignal: this.stop.signal,
       });
-      await reservation.confirm(container.id, 0);
+      await reservation.confirm(id, 0);
       const placed = {
         engine,
-        container,
+        id,
         secret,
         startedAt: Date.now(),
         placement: reservation.id,
       };
-      if (this.stop.signal.aborted) void engine.cleanup.remove(container);
+      if (this.stop.signal.aborted) void engine.remove(id);
       else {
         list.push(placed);
         this.replaceBeforeExpiry(engine, list, placed);
@@ -171,7 +164,7 @@ export class InterpreterPool {
       const at = list.indexOf(placed);
       if (at < 0 || this.stop.signal.aborted) return;
       list.splice(at, 1);
-      void engine.cleanup.remove(placed.container);
+      void engine.remove(placed.id);
       this.fill(engine);
     }, this.options.idleMs - EXPIRY_MARGIN_MS);
     timer.unref?.();
@@ -180,12 +173,7 @@ export class InterpreterPool {
 
   private async running(candidate: PlacedInterpreter): Promise<boolean> {
     try {
-      const info = await dockerCall({
-        operation: 'container inspect',
-        timeoutMs: this.dockerTimeoutMs,
-        call: abortSignal => candidate.container.inspect({ abortSignal }),
-      });
-      return info.State.Running;
+      return (await candidate.engine.driver.state(candidate.id))?.running === true;
     } catch {
       return false;
     }
@@ -198,7 +186,7 @@ export class InterpreterPool {
     this.timers.clear();
     await this.starts.settled();
     for (const [engine, list] of this.waiting) {
-      for (const placed of list.splice(0)) void engine.cleanup.remove(placed.container);
+      for (const placed of list.splice(0)) void engine.remove(placed.id);
     }
   }
 }

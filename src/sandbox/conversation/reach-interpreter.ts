@@ -1,6 +1,5 @@
-import type Docker from 'dockerode';
-import { dockerCall, isGone } from '../docker/docker-call.ts';
-import { PLACEMENT_LABEL } from '../docker/labels.ts';
+import type { BoxState } from '../driver/engine-driver.ts';
+import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { InterpreterRestore } from '../types.ts';
 import type { InterpreterHandle } from './history/interpreter-handle.ts';
@@ -15,7 +14,7 @@ import type { KnownInterpreter } from './bounds/placement-gate.ts';
  *
  * @example
  * ```ts
- * const reached = await reachInterpreter({ handle, engines, known, dockerTimeoutMs: 15_000 });
+ * const reached = await reachInterpreter({ handle, engines, known });
  * if ('lost' in reached) restore(reached.lost);
  * ```
  */
@@ -23,7 +22,6 @@ export async function reachInterpreter({
   handle,
   engines,
   known,
-  dockerTimeoutMs,
 }: {
   /** The conversation's handle. */
   handle: InterpreterHandle;
@@ -31,30 +29,24 @@ export async function reachInterpreter({
   engines: EngineSet;
   /** Interpreters this process used (a stopped one is forgotten). */
   known: Map<string, KnownInterpreter>;
-  /** Deadline of the inspect. */
-  dockerTimeoutMs: number;
 }): Promise<PlacedInterpreter | { lost: InterpreterRestore['reason'] }> {
   const engine = engines.engines.find(e => e.name === handle.engine && e.state === 'up');
   if (engine === undefined) return { lost: 'engine' };
-  const container = engine.docker.getContainer(handle.containerId);
-  let info: Docker.ContainerInspectInfo;
+  const id = handle.containerId;
+  let state: BoxState | undefined;
   try {
-    info = await dockerCall({
-      operation: 'container inspect',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => container.inspect({ abortSignal }),
-    });
+    state = await engine.driver.state(id);
   } catch (error) {
-    if (isGone(error)) return { lost: 'stopped' };
     engine.toError(error);
     return { lost: 'engine' };
   }
-  if (!info.State.Running) {
-    known.delete(handle.containerId);
-    void engine.cleanup.remove(container);
+  if (state === undefined) return { lost: 'stopped' };
+  if (!state.running) {
+    known.delete(id);
+    void engine.remove(id);
     // The supervisor exits 0 only when idle for `idleMs`.
-    return { lost: info.State.ExitCode === 0 && !info.State.OOMKilled ? 'idle' : 'stopped' };
+    return { lost: state.exitCode === 0 && !state.oomKilled ? 'idle' : 'stopped' };
   }
-  const placement = info.Config.Labels?.[PLACEMENT_LABEL];
-  return { engine, container, secret: handle.secret, startedAt: handle.startedAt, placement };
+  const placement = state.labels[PLACEMENT_LABEL];
+  return { engine, id, secret: handle.secret, startedAt: handle.startedAt, placement };
 }

@@ -1,9 +1,5 @@
-import type { Duplex } from 'node:stream';
-import type Docker from 'dockerode';
 import { createNonce } from '../in-container/bootstrap.ts';
-import { dockerCall, isGone } from '../docker/docker-call.ts';
-import { exitedState } from '../docker/exited-state.ts';
-import { FrameDemuxer } from '../docker/frame-demuxer.ts';
+import type { EngineDriver } from '../driver/engine-driver.ts';
 import { guardedCallback } from '../run/run-in-container.ts';
 import type {
   SandboxDisplayResult,
@@ -13,7 +9,6 @@ import type {
 } from '../types.ts';
 import { CellCollector } from './cell-collector.ts';
 import { type CellRequest, CellFrameParser, encodeCell } from './cell-protocol.ts';
-import { attachInterpreter } from './interpreter-container.ts';
 
 /** A cell's outcome, and whether its interpreter is gone (killed, crashed, out of memory). */
 export type CellRun = SandboxResult & {
@@ -54,27 +49,27 @@ type Ending =
  *
  * @example
  * ```ts
- * const run = await runCell({ container, secret, request, dockerTimeoutMs: 15_000 });
+ * const run = await runCell({ driver, id, secret, request });
  * if (run.ended) forgetInterpreter();
  * ```
  */
 export async function runCell({
-  container,
+  driver,
+  id,
   secret,
   request,
-  dockerTimeoutMs,
   abortSignal,
   onOutput,
   onResult,
 }: {
-  /** The interpreter's container. */
-  container: Docker.Container;
+  /** The interpreter's engine. */
+  driver: EngineDriver;
+  /** The interpreter's box. */
+  id: string;
   /** The interpreter's secret. */
   secret: string;
   /** The cell. */
   request: CellRequest;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** Aborting kills the interpreter; the promise rejects with the reason (as when `onOutput` throws). */
   abortSignal?: AbortSignal | undefined;
   /** Output as it arrives. */
@@ -84,7 +79,7 @@ export async function runCell({
 }): Promise<CellRun> {
   abortSignal?.throwIfAborted();
   const startedAt = performance.now();
-  const socket: Duplex = await attachInterpreter({ container, dockerTimeoutMs });
+  const stream = await driver.attach(id);
   const requestId = createNonce();
   let finish: (ending: Ending) => void = () => {};
   const ending = new Promise<Ending>(resolve => (finish = resolve));
@@ -104,23 +99,21 @@ export async function runCell({
       else if (frame.type === 'done') finish({ kind: 'done', ...frame.outcome });
     },
   });
-  const demuxer = new FrameDemuxer({
-    onPayload: (stream, payload) => {
-      // The supervisor writes only frames to stdout; its stderr is for its own failures.
-      if (stream === 'stdout' && !parser.push(payload)) {
-        const overCap = parser.error === 'a record over the limits';
-        finish(
-          overCap
-            ? { kind: 'stop', status: 'output-limit' }
-            : {
-                kind: 'stop',
-                status: 'crashed',
-                note: `the interpreter broke its protocol (${parser.error})`,
-              },
-        );
-      }
-    },
-  });
+  const onPayload = (which: 'stdout' | 'stderr', payload: Buffer) => {
+    // The supervisor writes only frames to stdout; its stderr is for its own failures.
+    if (which === 'stdout' && !parser.push(payload)) {
+      const overCap = parser.error === 'a record over the limits';
+      finish(
+        overCap
+          ? { kind: 'stop', status: 'output-limit' }
+          : {
+              kind: 'stop',
+              status: 'crashed',
+              note: `the interpreter broke its protocol (${parser.error})`,
+            },
+      );
+    }
+  };
   const onEnd = () => finish({ kind: 'ended' });
   const onAbort = () => finish({ kind: 'abort', reason: abortSignal?.reason });
   const timer = setTimeout(
@@ -128,11 +121,11 @@ export async function runCell({
     request.timeoutMs + INTERRUPT_WAIT_MS,
   );
   try {
-    socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
-    socket.once('end', onEnd).once('close', onEnd).on('error', onEnd);
+    stream.onOutput(onPayload);
+    stream.onEnd(onEnd);
     abortSignal?.addEventListener('abort', onAbort, { once: true });
     if (abortSignal?.aborted) onAbort();
-    for (const chunk of encodeCell({ secret, requestId, request })) socket.write(chunk);
+    for (const chunk of encodeCell({ secret, requestId, request })) stream.write(chunk);
     const end = await ending;
     let status: SandboxStatus;
     let exitCode: number | null = null;
@@ -145,12 +138,12 @@ export async function runCell({
       ended = end.status !== undefined && !interrupted;
       // The supervisor stopped the kernel and is exiting: the container must be gone before
       // the next cell looks for it (else it may still seem to run, and that cell fail).
-      if (ended) await kill(container, dockerTimeoutMs);
+      if (ended) await driver.kill(id);
     } else if (end.kind === 'ended') {
-      ({ status, exitCode } = await lostDuringCell(container, dockerTimeoutMs));
+      ({ status, exitCode } = await lostDuringCell(driver, id));
     } else {
-      socket.destroy();
-      await kill(container, dockerTimeoutMs);
+      stream.destroy();
+      await driver.kill(id);
       if (end.kind === 'abort') throw end.reason;
       status = end.status;
       if (end.note !== undefined) collected.notes.push(end.note);
@@ -169,34 +162,18 @@ export async function runCell({
   } finally {
     clearTimeout(timer);
     abortSignal?.removeEventListener('abort', onAbort);
-    socket.destroy();
+    stream.destroy();
   }
 }
 
-/** The status of a cell whose interpreter went away mid-cell, from Docker's record of the exit. */
+/** The status of a cell whose interpreter went away mid-cell, from the engine's record of the exit. */
 async function lostDuringCell(
-  container: Docker.Container,
-  dockerTimeoutMs: number,
+  driver: EngineDriver,
+  id: string,
 ): Promise<{ status: SandboxStatus; exitCode: number | null }> {
-  try {
-    const state = await exitedState({ container, dockerTimeoutMs });
-    if (state.OOMKilled) return { status: 'oom', exitCode: state.ExitCode };
-    if (state.Running) await kill(container, dockerTimeoutMs);
-    return { status: 'crashed', exitCode: state.Running ? null : state.ExitCode };
-  } catch (error) {
-    if (isGone(error)) return { status: 'crashed', exitCode: null };
-    throw error;
-  }
-}
-
-async function kill(container: Docker.Container, dockerTimeoutMs: number): Promise<void> {
-  try {
-    await dockerCall({
-      operation: 'container kill',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => container.kill({ signal: 'SIGKILL', abortSignal }),
-    });
-  } catch (error) {
-    if (!isGone(error)) throw error;
-  }
+  const state = await driver.state(id, { settle: true });
+  if (state === undefined) return { status: 'crashed', exitCode: null };
+  if (state.oomKilled) return { status: 'oom', exitCode: state.exitCode };
+  if (state.running) await driver.kill(id);
+  return { status: 'crashed', exitCode: state.running ? null : state.exitCode };
 }

@@ -1,5 +1,4 @@
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
-import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { ConversationHistory, UserInterpreter } from './history/conversation-history.ts';
 import type { KnownInterpreter } from './bounds/placement-gate.ts';
@@ -13,7 +12,7 @@ import type { KnownInterpreter } from './bounds/placement-gate.ts';
  *
  * @example
  * ```ts
- * const mine = await makeRoomForUser({ userId, history, engines, known, maxPerUser: 3, dockerTimeoutMs: 15_000 });
+ * const mine = await makeRoomForUser({ userId, history, engines, known, maxPerUser: 3 });
  * ```
  */
 export async function makeRoomForUser({
@@ -22,7 +21,6 @@ export async function makeRoomForUser({
   engines,
   known,
   maxPerUser,
-  dockerTimeoutMs,
 }: {
   /** Whose interpreters. */
   userId: string;
@@ -34,8 +32,6 @@ export async function makeRoomForUser({
   known: Map<string, KnownInterpreter>;
   /** The bound. */
   maxPerUser: number;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
 }): Promise<UserInterpreter[]> {
   const entries = await history.userInterpreters(userId);
   const alive = await Promise.all(
@@ -43,13 +39,7 @@ export async function makeRoomForUser({
       const engine = engines.engines.find(e => e.name === entry.engine && e.state === 'up');
       if (engine === undefined) return false;
       try {
-        const info = await dockerCall({
-          operation: 'container inspect',
-          timeoutMs: dockerTimeoutMs,
-          call: abortSignal =>
-            engine.docker.getContainer(entry.containerId).inspect({ abortSignal }),
-        });
-        return info.State.Running;
+        return (await engine.driver.state(entry.containerId))?.running === true;
       } catch {
         return false;
       }
@@ -70,7 +60,7 @@ export async function makeRoomForUser({
     mine.splice(mine.indexOf(victim), 1);
     known.delete(victim.containerId);
     const engine = engines.engines.find(e => e.name === victim.engine);
-    await engine?.cleanup.remove(engine.docker.getContainer(victim.containerId));
+    await engine?.remove(victim.containerId);
   }
   return mine;
 }

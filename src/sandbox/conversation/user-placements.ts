@@ -19,7 +19,7 @@ const CELL_MARGIN_MS = 30_000;
  *
  * @example
  * ```ts
- * const placements = new UserPlacements({ engines, options, history, known, instanceId, preimport, dockerTimeoutMs });
+ * const placements = new UserPlacements({ engines, options, history, known, instanceId, preimport, dockerTimeoutMs: 15_000 });
  * const live = await placements.place(owner, abortSignal, 30_000);
  * ```
  */
@@ -30,7 +30,6 @@ export class UserPlacements {
   private readonly known: Map<string, KnownInterpreter>;
   private readonly instanceId: string;
   private readonly preimport: readonly string[];
-  private readonly dockerTimeoutMs: number;
   private readonly pool: InterpreterPool;
   private readonly gate: PlacementGate;
   /** The tail of each user's queue of placements: their list in the store is read, then written. */
@@ -60,7 +59,7 @@ export class UserPlacements {
     instanceId: string;
     /** Modules each interpreter imports when it starts. */
     preimport: readonly string[];
-    /** Deadline of each Docker call. */
+    /** The engines' call deadline (how long an eviction waits for its victim to stop). */
     dockerTimeoutMs: number;
     /** The sandbox's scope (its bounds are its own). */
     scope?: string | undefined;
@@ -71,11 +70,10 @@ export class UserPlacements {
     this.known = known;
     this.instanceId = instanceId;
     this.preimport = preimport;
-    this.dockerTimeoutMs = dockerTimeoutMs;
     const gate = new PlacementGate({ engines, options, dockerTimeoutMs, scope });
     this.gate = gate;
     this.pool = new InterpreterPool({
-      ...{ options, preimport, dockerTimeoutMs },
+      ...{ options, preimport },
       reserve: engine => gate.reserve({ engine, ifRoom: true }).catch(() => undefined),
     });
   }
@@ -100,7 +98,7 @@ export class UserPlacements {
 
   /** Records that this replica runs a cell of `owner` in `live` (for `close()`). */
   serve(owner: Owner, live: PlacedInterpreter): void {
-    this.served.set(live.container.id, { owner, live });
+    this.served.set(live.id, { owner, live });
   }
 
   /**
@@ -118,7 +116,7 @@ export class UserPlacements {
         const handle = await this.history.load(owner).catch(() => undefined);
         if (handle?.containerId !== containerId) return;
         if (handle.servedBy !== this.instanceId) keep.add(containerId);
-        else await live.engine.cleanup.remove(live.container);
+        else await live.engine.remove(live.id);
       }),
     );
     this.served.clear();
@@ -127,9 +125,9 @@ export class UserPlacements {
 
   /** Removes an interpreter nothing will use again (in the background; failures are reported). */
   async discard(live: PlacedInterpreter): Promise<void> {
-    this.known.delete(live.container.id);
-    this.served.delete(live.container.id);
-    void live.engine.cleanup.remove(live.container);
+    this.known.delete(live.id);
+    this.served.delete(live.id);
+    void live.engine.remove(live.id);
   }
 
   /**
@@ -169,21 +167,21 @@ export class UserPlacements {
       ? undefined
       : await makeRoomForUser({
           ...{ userId, history: this.history, engines: this.engines, known: this.known },
-          ...{ maxPerUser: this.options.maxPerUser, dockerTimeoutMs: this.dockerTimeoutMs },
+          maxPerUser: this.options.maxPerUser,
         });
     const placed = await placeInterpreter({
       ...{ engines: this.engines, gate: this.gate, options: this.options },
       preimport: this.preimport,
-      ...{ pool: this.pool, known: this.known, dockerTimeoutMs: this.dockerTimeoutMs, abortSignal },
+      ...{ pool: this.pool, known: this.known, abortSignal },
       user: exact ? await this.history.userTag(userId) : undefined,
       busyMs: this.options.replayDeadlineMs + cellMs + CELL_MARGIN_MS,
     });
-    const { engine, container, startedAt } = placed;
-    this.known.set(container.id, { usedAt: Date.now(), busy: true });
-    this.served.set(container.id, { owner, live: placed });
+    const { engine, id, startedAt } = placed;
+    this.known.set(id, { usedAt: Date.now(), busy: true });
+    this.served.set(id, { owner, live: placed });
     // With Redis the user's leases are the record every replica counts.
     if (mine === undefined) return placed;
-    mine.push({ engine: engine.name, containerId: container.id, startedAt });
+    mine.push({ engine: engine.name, containerId: id, startedAt });
     try {
       await this.history.saveUserInterpreters(userId, mine);
     } catch (error) {

@@ -1,51 +1,9 @@
 import type Docker from 'dockerode';
-import { type ContainerKind, containerLabels } from './labels.ts';
+import type { ContainerLimits } from '../driver/engine-driver.ts';
+import { type ContainerKind, containerLabels } from '../driver/labels.ts';
 
 /** The user and group code runs as: `nobody`, in every container and every exec. */
 export const SANDBOX_USER = '65534:65534';
-
-/** Resource and isolation settings shared by every sandbox container. */
-export type ContainerLimits = {
-  /** Docker image with python3 and coreutils' `timeout`. */
-  image: string;
-  /** Docker runtime name, `runsc` unless the runc opt-in is set. */
-  runtime: string;
-  /** Memory limit in bytes (swap is disabled: same value for MemorySwap). */
-  memoryBytes: number;
-  /** CPU limit in cores. */
-  cpus: number;
-  /** Process limit of the container's pids cgroup. */
-  pidsLimit: number;
-  /** Size of the writable /tmp tmpfs, in MiB. */
-  tmpfsMiB: number;
-  /** Extra labels, e.g. the sandbox instance's id. */
-  labels?: Record<string, string>;
-  /**
-   * The sandbox's egress policy and the runtime its containers use (set only when the app
-   * configured `egress`); sessions never get it.
-   */
-  egress?: ContainerEgress | undefined;
-};
-
-/** What ties a container to its egress proxy: closed once the container is removed. */
-export type EgressLinkLike = { close(): Promise<void> };
-
-/**
- * What creating a container with network egress needs from the sandbox's egress gateway
- * (`EgressGateway` in egress/, which this folder does not import) and the runtime to use.
- */
-export type ContainerEgress = {
-  runtime: string;
-  gateway: {
-    open(options: {
-      spec: Docker.ContainerCreateOptions;
-      ttlMs: number;
-      runtime?: string | undefined;
-    }): Promise<{ spec: Docker.ContainerCreateOptions; link: EgressLinkLike }>;
-    bind(containerId: string, link: EgressLinkLike): void;
-    release(containerId: string): void;
-  };
-};
 
 /**
  * The hardened `docker create` body: the hardening flags (no network, read-only root, tmpfs

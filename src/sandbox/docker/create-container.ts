@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
-import type { CleanupTracker } from './cleanup-tracker.ts';
-import type { ContainerLimits } from './container-spec.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { ContainerLimits } from '../driver/engine-driver.ts';
 import { dockerCall } from './docker-call.ts';
 import { neverConnected } from './engine-errors.ts';
 
@@ -31,8 +31,8 @@ export async function createContainer({
   spec: Docker.ContainerCreateOptions;
   /** Deadline of the call. */
   dockerTimeoutMs: number;
-  /** Removes a half-made container. */
-  cleanup: CleanupTracker;
+  /** Removes a half-made container (by its name when its id is not known). */
+  cleanup: Pick<CleanupTracker, 'remove' | 'whenRemoved'>;
   /** The egress policy, when this container may use the network. */
   egress?: ContainerLimits['egress'];
   /** The container's life bound (with `egress`: its proxy's too). */
@@ -44,7 +44,12 @@ export async function createContainer({
     const container = await dockerCall({
       operation: 'container create',
       timeoutMs: dockerTimeoutMs,
-      call: abortSignal => docker.createContainer({ ...(opened?.spec ?? spec), name, abortSignal }),
+      call: abortSignal =>
+        docker.createContainer({
+          ...((opened?.spec as Docker.ContainerCreateOptions | undefined) ?? spec),
+          name,
+          abortSignal,
+        }),
     });
     if (opened !== undefined) {
       egress!.gateway.bind(container.id, opened.link);
@@ -53,7 +58,7 @@ export async function createContainer({
     return container;
   } catch (error) {
     void opened?.link.close();
-    if (!neverConnected(error)) cleanup.remove(docker.getContainer(name));
+    if (!neverConnected(error)) void cleanup.remove(name);
     throw error;
   }
 }

@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline';
 import type Docker from 'dockerode';
-import type { CleanupTracker } from './cleanup-tracker.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
 import { dockerCall } from './docker-call.ts';
-import { SANDBOX_LABEL } from './labels.ts';
+import { SANDBOX_LABEL } from '../driver/labels.ts';
 
 /**
  * Tells `cleanup` (`removed`) about every sandbox container the engine destroys while this
@@ -20,7 +20,7 @@ import { SANDBOX_LABEL } from './labels.ts';
  */
 export class RemovalWatch {
   private readonly docker: Docker;
-  private readonly cleanup: CleanupTracker;
+  private readonly cleanup: Pick<CleanupTracker, 'removed' | 'held'>;
   private readonly dockerTimeoutMs: number;
   private controller: AbortController | undefined;
 
@@ -32,7 +32,7 @@ export class RemovalWatch {
     /** The engine's client. */
     docker: Docker;
     /** The engine's removals, told about each container gone. */
-    cleanup: CleanupTracker;
+    cleanup: Pick<CleanupTracker, 'removed' | 'held'>;
     /** Deadline of opening the stream and of the look-up. */
     dockerTimeoutMs: number;
   }) {

@@ -4,14 +4,14 @@ import { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
 import { dockerCall, isGone } from './docker-call.ts';
 import { removeContainer } from './remove-container.ts';
 import {
-  EXPIRES_LABEL,
   HOST_LABEL,
   INSTANCE_LABEL,
   KIND_LABEL,
   PID_LABEL,
   SANDBOX_LABEL,
   SCOPE_LABEL,
-} from './labels.ts';
+  isStale,
+} from '../driver/labels.ts';
 
 /**
  * Lists an engine's sandbox containers (any state): all of them, those of one sandbox
@@ -27,6 +27,8 @@ export async function listSandboxContainers({
   instanceId,
   pid,
   scope,
+  kind,
+  states,
   dockerTimeoutMs = 10_000,
 }: {
   /** Docker client. */
@@ -37,17 +39,24 @@ export async function listSandboxContainers({
   pid?: number;
   /** Only containers of sandboxes with this `scope`. */
   scope?: string;
+  /** Only containers of this kind (`KIND_LABEL`). */
+  kind?: string;
+  /** Only containers in these states (Docker's `status` filter, e.g. `created`, `running`). */
+  states?: string[];
   /** Deadline of the list call. */
   dockerTimeoutMs?: number;
 }): Promise<Docker.ContainerInfo[]> {
   const label = [SANDBOX_LABEL];
   if (instanceId !== undefined) label.push(`${INSTANCE_LABEL}=${instanceId}`);
   if (scope !== undefined) label.push(`${SCOPE_LABEL}=${scope}`);
+  if (kind !== undefined) label.push(`${KIND_LABEL}=${kind}`);
   if (pid !== undefined) label.push(`${PID_LABEL}=${pid}`, `${HOST_LABEL}=${hostname()}`);
+  const filters: Record<string, string[]> = { label };
+  if (states !== undefined) filters.status = states;
   return dockerCall({
     operation: 'container list',
     timeoutMs: dockerTimeoutMs,
-    call: abortSignal => docker.listContainers({ all: true, filters: { label }, abortSignal }),
+    call: abortSignal => docker.listContainers({ all: states === undefined, filters, abortSignal }),
   });
 }
 
@@ -121,17 +130,12 @@ export async function sweepStaleContainers({
     dockerTimeoutMs,
     ...(scope === undefined ? {} : { scope }),
   });
-  const stale = listed.filter(info => {
-    // Docker cannot filter on a missing label: unscoped sweeps skip scoped containers here.
-    if (info.Labels[SCOPE_LABEL] !== scope) return false;
-    const expires = Number(info.Labels[EXPIRES_LABEL]);
-    // A conversation interpreter that stopped (idle expiry, killed) is never started again:
-    // the next cell of its conversation restores into a new one.
-    const stopped =
-      info.Labels[KIND_LABEL] === 'conversation' &&
-      (info.State === 'exited' || info.State === 'dead');
-    return stopped || (Number.isFinite(expires) && expires + clockSkewMs < now);
-  });
+  const stale = listed.filter(info =>
+    isStale({
+      ...{ labels: info.Labels, now, clockSkewMs, scope },
+      exited: info.State === 'exited' || info.State === 'dead',
+    }),
+  );
   const { removed, failed } = await removeContainers({
     docker,
     ids: stale.map(info => info.Id),

@@ -4,13 +4,13 @@ import { dirname, join } from 'node:path';
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
-import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
 import { pythonSource } from '../in-container/python-source.ts';
 import type { ResolvedEgress } from './egress-options.ts';
 import { EgressProxy } from './egress-proxy.ts';
 import { makeProxyDirectory, secureSocketDir } from './socket-directory.ts';
 import { dockerCall } from '../docker/docker-call.ts';
-import { EXPIRES_LABEL } from '../docker/labels.ts';
+import { EXPIRES_LABEL } from '../driver/labels.ts';
 import type { SandboxNetworkUsage } from '../types.ts';
 
 /** Where a container finds its proxy's socket (its directory is the only host path mounted). */

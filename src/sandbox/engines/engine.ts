@@ -1,28 +1,21 @@
-// engines/: the Docker engines a sandbox runs on: one engine's health, checks and sweeps, the set
-// that places work, a fleet run.
-import type Docker from 'dockerode';
+// engines/: the engines a sandbox runs on (Docker or Kubernetes, each behind its EngineDriver): one
+// engine's health, checks and sweeps, the set that places work, a fleet run.
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
-import { checkEngine } from './check-engine.ts';
-import { CleanupTracker } from '../docker/cleanup-tracker.ts';
-import type { ContainerLimits } from '../docker/container-spec.ts';
+import { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { ContainerLimits, EngineDriver } from '../driver/engine-driver.ts';
 import type { EgressGateway } from '../egress/egress-gateway.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
-import { dockerCall } from '../docker/docker-call.ts';
-import type { EngineAddress } from '../options/engine-address.ts';
-import { isTransportError, toEngineError } from '../docker/engine-errors.ts';
-import { INSTANCE_LABEL, SCOPE_LABEL } from '../docker/labels.ts';
-import { RemovalWatch } from '../docker/removal-watch.ts';
-import { SandboxContainer } from '../docker/sandbox-container.ts';
+import type { SandboxNetworkUsage } from '../types.ts';
+import { INSTANCE_LABEL, SCOPE_LABEL } from '../driver/labels.ts';
+import { SandboxContainer } from '../run/sandbox-container.ts';
 import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
 import { ProbeLoop } from './engine-health.ts';
 import type { EngineLink, SandboxEngineStatus } from './engine-types.ts';
 import { WarmPool } from '../run/warm-pool.ts';
 import { PendingWork } from '../../util/pending-work.ts';
 
-const KNOWN_ID = /^[0-9a-f]{64}$/;
-
 /**
- * One Docker engine of a sandbox: health (a ping every `healthCheckIntervalMs` while up;
+ * One engine of a sandbox (its `EngineDriver` talks to Docker or Kubernetes): health (a ping every `healthCheckIntervalMs` while up;
  * with back-off while down), a warm pool per admission (an engine that comes back gets a
  * new pool; containers from before are discarded), background removals (retried once the
  * engine is back when it did not answer), and the sweeps: expired containers of anyone, and
@@ -30,7 +23,8 @@ const KNOWN_ID = /^[0-9a-f]{64}$/;
  */
 export class Engine implements EngineLink {
   readonly name: string;
-  readonly docker: Docker;
+  /** How this engine's boxes are made, reached and removed. */
+  readonly driver: EngineDriver;
   readonly cleanup: CleanupTracker;
   state: SandboxEngineStatus['state'] = 'starting';
   lastError: unknown;
@@ -43,7 +37,7 @@ export class Engine implements EngineLink {
   runs = 0;
   private pool: WarmPool | undefined;
   private readonly closingPools = new PendingWork();
-  private readonly deferred = new Map<string, Docker.Container>();
+  private readonly deferred = new Set<string>();
   private readonly lossListeners = new Set<(error: Error) => void>();
   private readonly options: ResolvedDockerSandboxOptions;
   private readonly instanceId: string;
@@ -51,21 +45,19 @@ export class Engine implements EngineLink {
   /** The sandbox's egress gateway, when it has a policy (results read their network use there). */
   readonly egress: EgressGateway | undefined;
   private readonly probes: ProbeLoop;
-  /** With egress: closes a container's proxy however the container is removed. */
-  private readonly removals: RemovalWatch | undefined;
   private lastSweep = 0;
   private admissions = 0;
   private closing: Promise<{ id: string; cause: unknown }[]> | undefined;
 
   constructor({
-    address,
+    driver,
     options,
     instanceId,
     onStateChange,
     egress,
   }: {
-    /** The engine's client and name. */
-    address: EngineAddress;
+    /** The engine's driver (Docker or Kubernetes). */
+    driver: EngineDriver;
     /** The sandbox's options. */
     options: ResolvedDockerSandboxOptions;
     /** Labels every container this engine makes for the sandbox. */
@@ -75,20 +67,17 @@ export class Engine implements EngineLink {
     /** The sandbox's egress, when it has a policy. */
     egress?: EgressGateway | undefined;
   }) {
-    this.name = address.name;
-    this.docker = address.docker;
+    this.name = driver.name;
+    this.driver = driver;
     this.options = options;
     this.instanceId = instanceId;
     this.onStateChange = onStateChange;
     this.egress = egress;
     this.cleanup = new CleanupTracker({
-      dockerTimeoutMs: options.dockerTimeoutMs,
+      engine: driver,
       onCleanupError: options.onCleanupError,
-      engine: this.name,
-      onDeferred: container => this.defer(container),
+      onDeferred: id => this.defer(id),
     });
-    this.removals =
-      egress && new RemovalWatch({ ...options, docker: this.docker, cleanup: this.cleanup });
     this.probes = new ProbeLoop({
       intervalMs: options.healthCheckIntervalMs,
       probe: () => this.runProbe(),
@@ -102,7 +91,7 @@ export class Engine implements EngineLink {
     try {
       await this.admit();
     } catch (error) {
-      this.lastError = toEngineError(error, { engine: this.name });
+      this.lastError = this.driver.toError(error);
       if (this.state !== 'closed') this.state = 'down';
       throw this.lastError;
     }
@@ -136,8 +125,21 @@ export class Engine implements EngineLink {
   }
 
   toError(error: unknown, { inFlight = false }: { inFlight?: boolean } = {}): unknown {
-    if (isTransportError(error) && this.state === 'up') void this.probe();
-    return toEngineError(error, { engine: this.name, inFlight });
+    if (this.driver.isTransportError(error) && this.state === 'up') void this.probe();
+    return this.driver.toError(error, { inFlight });
+  }
+
+  /**
+   * With egress: the network use of an interpreter this process serves, taking its proxy over
+   * when the process that started it is gone (undefined without egress).
+   */
+  async adoptEgress(id: string): Promise<(() => SandboxNetworkUsage) | undefined> {
+    return await this.driver.adoptEgress?.(id, this.cleanup);
+  }
+
+  /** Removes a box (in the background; see `CleanupTracker#remove`). */
+  remove(id: string): Promise<void> {
+    return this.cleanup.remove(id);
   }
 
   onLost(listener: (error: Error) => void): () => void {
@@ -151,7 +153,7 @@ export class Engine implements EngineLink {
     return new SandboxUnavailableError({
       reason: 'docker-unreachable',
       engine: this.name,
-      message: `The Docker engine ${this.name} is ${this.state === 'closed' ? 'closed' : 'not answering'}.`,
+      message: `The ${this.driver.kind === 'docker' ? 'Docker engine' : 'Kubernetes cluster'} ${this.name} is ${this.state === 'closed' ? 'closed' : 'not answering'}.`,
     });
   }
 
@@ -168,16 +170,8 @@ export class Engine implements EngineLink {
     return this.state === 'closed' ? Promise.resolve(false) : this.probes.soon();
   }
 
-  private async ping(): Promise<void> {
-    await dockerCall({
-      operation: 'ping',
-      timeoutMs: Math.min(this.options.dockerTimeoutMs, 5_000),
-      // dockerode honours abortSignal here; its types do not declare it.
-      call: abortSignal =>
-        (this.docker.ping as (options: object) => Promise<unknown>).call(this.docker, {
-          abortSignal,
-        }),
-    });
+  private ping(): Promise<void> {
+    return this.driver.ping();
   }
 
   private async runProbe(): Promise<boolean> {
@@ -203,13 +197,13 @@ export class Engine implements EngineLink {
       await this.admit();
       return true;
     } catch (error) {
-      this.lastError = toEngineError(error, { engine: this.name });
+      this.lastError = this.driver.toError(error);
       return false;
     }
   }
 
   private async periodic(): Promise<void> {
-    if (this.state === 'up') void this.removals?.start();
+    if (this.state === 'up') this.driver.onUp?.(true, this.cleanup);
     if (this.state === 'up' && Date.now() - this.lastSweep >= this.options.sweepIntervalMs) {
       await this.sweepExpired();
     }
@@ -218,10 +212,7 @@ export class Engine implements EngineLink {
   /** Checks runtime and image, removes this instance's leftovers, and opens a new warm pool. */
   private async admit(): Promise<void> {
     const { options } = this;
-    const { runtime, packages, egressRuntime } = await checkEngine({
-      ...options,
-      docker: this.docker,
-      engine: this.name,
+    const { runtime, packages, egressRuntime } = await this.driver.check({
       egressRuntime: this.egress?.egress.runtime,
     });
     if (this.state === 'closed') return;
@@ -253,16 +244,15 @@ export class Engine implements EngineLink {
       cleanup: this.cleanup,
       start: ({ preimport }) =>
         SandboxContainer.start({
-          docker: this.docker,
+          driver: this.driver,
           limits,
           ttlMs,
           preimport: preimport ? options.preimport : [],
-          dockerTimeoutMs: options.dockerTimeoutMs,
           cleanup: this.cleanup,
         }),
     });
     this.pool.fill();
-    void this.removals?.start();
+    this.driver.onUp?.(true, this.cleanup);
     this.lastError = undefined;
     this.state = 'up';
     this.onStateChange(this);
@@ -271,14 +261,14 @@ export class Engine implements EngineLink {
   private markDown(cause: unknown): void {
     if (this.state !== 'up') return;
     this.state = 'down';
-    this.lastError = toEngineError(cause, { engine: this.name });
-    this.removals?.stop();
+    this.lastError = this.driver.toError(cause);
+    this.driver.onUp?.(false, this.cleanup);
     const detail = cause instanceof Error ? cause.message : String(cause);
     const lost = new SandboxUnavailableError({
       reason: 'engine-lost',
       engine: this.name,
       message:
-        `The Docker engine ${this.name} stopped answering while the run was in flight (${detail}); ` +
+        `The ${this.driver.kind === 'docker' ? 'Docker engine' : 'Kubernetes cluster'} ${this.name} stopped answering while the run was in flight (${detail}); ` +
         'its outcome is unknown and it was not retried. Runs go to the other engines meanwhile.',
       cause,
     });
@@ -300,20 +290,18 @@ export class Engine implements EngineLink {
     return this.closingPools.settled();
   }
 
-  /** Keeps a container whose removal the engine did not answer, to remove it when it is back. */
-  defer(container: Docker.Container): void {
-    this.deferred.set(container.id, container);
+  /** Keeps a box whose removal the engine did not answer, to remove it when it is back. */
+  defer(id: string): void {
+    this.deferred.add(id);
   }
 
   private async removeLeftovers({
     keepInterpreters = false,
     keep,
   }: { keepInterpreters?: boolean; keep?: ReadonlySet<string> } = {}): Promise<void> {
-    const { dockerTimeoutMs } = this.options;
     const failed = await removeInstanceContainers({
-      docker: this.docker,
+      driver: this.driver,
       instanceId: this.instanceId,
-      dockerTimeoutMs,
       keepInterpreters,
       ...(keep ? { keep } : {}),
       onRemoved: id => this.cleanup.removed(id),
@@ -326,7 +314,7 @@ export class Engine implements EngineLink {
     this.lastSweep = Date.now();
     await sweepExpiredQuietly({
       ...this.options,
-      docker: this.docker,
+      driver: this.driver,
       onListError: error => void this.toError(error),
       onRemoved: id => this.cleanup.removed(id),
     });
@@ -362,7 +350,7 @@ export class Engine implements EngineLink {
 
   private async finish(keep?: ReadonlySet<string>): Promise<{ id: string; cause: unknown }[]> {
     await this.probes.stop();
-    this.removals?.stop();
+    this.driver.onUp?.(false, this.cleanup);
     const wasUp = this.state === 'up';
     await this.closePool(this.unavailable());
     this.state = 'closed';
@@ -377,10 +365,10 @@ export class Engine implements EngineLink {
         cause = error;
       }
     }
-    const typed = toEngineError(cause ?? new Error('engine not answering'), { engine: this.name });
+    const typed = this.driver.toError(cause ?? new Error('engine not answering'));
     const reported = new Set(earlier.map(failure => failure.id));
-    for (const id of this.deferred.keys()) {
-      if (KNOWN_ID.test(id) && !reported.has(id)) this.cleanup.fail(id, typed);
+    for (const id of this.deferred) {
+      if (this.driver.knownId(id) && !reported.has(id)) this.cleanup.fail(id, typed);
     }
     return [...earlier, ...(await this.cleanup.collect())];
   }

@@ -1,8 +1,7 @@
 import type { Engine } from './engine.ts';
-import { isTransportError } from '../docker/engine-errors.ts';
 import type { EngineSet } from './engine-set.ts';
 import { type RunRequest, guardedCallback, runInContainer } from '../run/run-in-container.ts';
-import type { SandboxContainer } from '../docker/sandbox-container.ts';
+import type { SandboxContainer } from '../run/sandbox-container.ts';
 import type { SandboxResult } from '../types.ts';
 import type { RunTrace } from '../../telemetry/sandbox-telemetry.ts';
 import { withNetworkUsage } from '../egress/network-usage.ts';
@@ -16,7 +15,7 @@ import { withNetworkUsage } from '../egress/network-usage.ts';
  *
  * @example
  * ```ts
- * const result = await runOnFleet({ engines, code: 'print(1)', timeoutMs: 5_000, maxOutputBytes: 1 << 20, dockerTimeoutMs: 15_000, abortSignal });
+ * const result = await runOnFleet({ engines, code: 'print(1)', files: [], caps, timeoutMs: 5_000, maxOutputBytes: 1 << 20, abortSignal });
  * ```
  */
 export async function runOnFleet({
@@ -57,7 +56,7 @@ export async function runOnFleet({
       if (attempt >= maxAttempts) throw typed;
       // Let the probe take a dead engine out first, so the next placement goes elsewhere
       // (or waits for a slot there) instead of failing on the same engine again.
-      if (isTransportError(error) && engine.state === 'up') await engine.probe();
+      if (engine.driver.isTransportError(error) && engine.state === 'up') await engine.probe();
       continue;
     }
     // The slot is held until the container is confirmed gone, so `maxConcurrentExecutions`
@@ -105,12 +104,13 @@ async function runPlaced({
       reject(error);
     });
   });
-  const network = engine.egress?.usage(container.container.id);
+  const network = engine.egress?.usage(container.id);
   // The caller's own exception from onOutput ends the run and is rethrown as it is.
   let callbackError: { error: unknown } | undefined;
   const running = runInContainer({
     ...request,
     sandboxContainer: container,
+    driver: engine.driver,
     cleanup: engine.cleanup,
     onRemoval,
     abortSignal: AbortSignal.any([abortSignal, controller.signal]),

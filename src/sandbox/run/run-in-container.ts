@@ -1,12 +1,11 @@
 // run/: one-shot runs: arguments checked, a warm pool of started containers, the wait queue, a run
 // in one container.
 import { createNonce, encodeRunInput, markerPrefix } from '../in-container/bootstrap.ts';
-import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
-import { dockerCall, isGone } from '../docker/docker-call.ts';
-import { exitedState } from '../docker/exited-state.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { EngineDriver } from '../driver/engine-driver.ts';
 import { OutputCollector } from '../output/output-collector.ts';
 import { type RecordCaps, resolveRecordCaps } from '../output/record-budget.ts';
-import type { SandboxContainer } from '../docker/sandbox-container.ts';
+import type { SandboxContainer } from './sandbox-container.ts';
 import { SUPERVISOR_UNSAFE_EXIT } from '../in-container/bootstrap.ts';
 import type { SandboxOutputChunk, SandboxResult, SandboxStatus } from '../types.ts';
 
@@ -31,8 +30,6 @@ export type RunRequest = {
   timeoutMs: number;
   /** Cap per output stream, in bytes. */
   maxOutputBytes: number;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** Aborting kills the run; the promise rejects with the reason once the container is gone. */
   abortSignal: AbortSignal;
   /** Streaming output callback; what it throws ends the run and is rethrown as it is. */
@@ -64,7 +61,7 @@ export async function runInContainer({
   caps,
   timeoutMs,
   maxOutputBytes,
-  dockerTimeoutMs,
+  driver,
   cleanup,
   abortSignal,
   onOutput,
@@ -72,12 +69,14 @@ export async function runInContainer({
 }: RunRequest & {
   /** A started container, already taken from the pool. */
   sandboxContainer: SandboxContainer;
+  /** Its engine. */
+  driver: EngineDriver;
   /** Removes the container afterwards. */
   cleanup: CleanupTracker;
   /** Gets the container's removal, which settles once it is gone (or could not be removed). */
   onRemoval?: (removal: Promise<void>) => void;
 }): Promise<SandboxResult> {
-  const { container, socket } = sandboxContainer;
+  const { id, stream } = sandboxContainer;
   const startedAt = performance.now();
   const nonce = createNonce();
   const proof = createNonce();
@@ -107,28 +106,26 @@ export async function runInContainer({
   let removal: Promise<void> | undefined;
   const remove = (): Promise<void> => {
     if (removal === undefined) {
-      socket.destroy();
-      removal = cleanup.remove(container);
+      stream.destroy();
+      removal = cleanup.remove(id);
       onRemoval?.(removal);
     }
     return removal;
   };
   try {
-    sandboxContainer.take((stream, payload) => collector.push(stream, payload));
-    socket.once('end', onEnd);
-    socket.once('close', onEnd);
+    sandboxContainer.take((which, payload) => collector.push(which, payload));
+    stream.onEnd(onEnd);
     if (abortSignal?.aborted) onAbort();
-    socket.on('error', onEnd);
     const input = encodeRunInput({ proof, nonce, code, files, caps: limits });
-    for (const chunk of input.slice(0, -1)) socket.write(chunk);
-    socket.end(input.at(-1));
+    for (const chunk of input.slice(0, -1)) stream.write(chunk);
+    stream.end(input.at(-1));
 
     const done = await Promise.race([outputDone, stopped]);
     // Without the supervisor's word, Docker's: the exit code once the container is down.
     const ending =
       done.kind === 'ended'
         ? await Promise.race([
-            waitExit(container, waitController.signal).then(exitCode => ({
+            driver.waitExit(id, waitController.signal).then(exitCode => ({
               kind: 'exit' as const,
               exitCode,
             })),
@@ -148,16 +145,16 @@ export async function runInContainer({
           const { stdout, stderr } = collector.result();
           return stdout.length > 0 || stderr.length > 0;
         },
-        sandboxContainer,
-        dockerTimeoutMs,
+        id,
+        driver,
       });
     } else if (ending.kind === 'abort') {
       // Force-removal kills it; the caller hears back once it is gone.
       await remove();
       throw callbackError?.error ?? ending.reason;
     } else {
-      socket.destroy();
-      await kill(sandboxContainer, dockerTimeoutMs);
+      stream.destroy();
+      await driver.kill(id);
       status = ending.kind;
     }
     collector.flush();
@@ -171,12 +168,6 @@ export async function runInContainer({
   }
 }
 
-/** The container's exit code, once it has exited. */
-async function waitExit(container: SandboxContainer['container'], abortSignal: AbortSignal) {
-  const { StatusCode } = (await container.wait({ abortSignal })) as { StatusCode: number };
-  return StatusCode;
-}
-
 /**
  * The status for a container exit code (no supervisor marker). 0 is `success`; anything
  * else is looked up: `OOMKilled` -> `oom`; the supervisor's refusal to run unprotected
@@ -187,18 +178,17 @@ async function waitExit(container: SandboxContainer['container'], abortSignal: A
 async function classify({
   exitCode,
   printed,
-  sandboxContainer,
-  dockerTimeoutMs,
+  id,
+  driver,
 }: {
   exitCode: number;
   printed: () => boolean;
-  sandboxContainer: SandboxContainer;
-  dockerTimeoutMs: number;
+  id: string;
+  driver: EngineDriver;
 }): Promise<SandboxStatus> {
   if (exitCode === 0) return 'success';
-  const { container } = sandboxContainer;
-  const state = await exitedState({ container, dockerTimeoutMs });
-  return exitStatus({ exitCode, oomKilled: state.OOMKilled, printed: printed() });
+  const state = await driver.state(id, { settle: true });
+  return exitStatus({ exitCode, oomKilled: state?.oomKilled ?? false, printed: printed() });
 }
 
 /**
@@ -228,19 +218,6 @@ export function exitStatus({
   if (exitCode === 2 && printed) return 'error';
   if (exitCode === 2 || exitCode >= 128) return 'crashed';
   return 'error';
-}
-
-/** SIGKILLs the container and returns once Docker confirms; "not running" counts as done. */
-async function kill(sandboxContainer: SandboxContainer, dockerTimeoutMs: number): Promise<void> {
-  try {
-    await dockerCall({
-      operation: 'container kill',
-      timeoutMs: dockerTimeoutMs,
-      call: abortSignal => sandboxContainer.container.kill({ signal: 'SIGKILL', abortSignal }),
-    });
-  } catch (error) {
-    if (!isGone(error)) throw error;
-  }
 }
 
 /** `callback` with what it throws handed to `onThrow` (which may rethrow), or undefined. */

@@ -1,5 +1,5 @@
-import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
-import type { SandboxContainer } from '../docker/sandbox-container.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { SandboxContainer } from './sandbox-container.ts';
 import { WaitQueue } from './wait-queue.ts';
 import { backoffDelayMs } from '../../util/backoff-delay.ts';
 import { PendingWork } from '../../util/pending-work.ts';

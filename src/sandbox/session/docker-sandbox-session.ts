@@ -10,8 +10,9 @@ import type {
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
-import type { CleanupTracker } from '../docker/cleanup-tracker.ts';
-import { containerSpec, type ContainerLimits } from '../docker/container-spec.ts';
+import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import type { ContainerLimits } from '../driver/engine-driver.ts';
+import { containerSpec } from '../docker/container-spec.ts';
 import { createContainer } from '../docker/create-container.ts';
 import { dockerCall } from '../docker/docker-call.ts';
 import type { EngineLink } from '../engines/engine-types.ts';
@@ -142,7 +143,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
         call: abortSignal => container.start({ abortSignal }),
       });
     } catch (error) {
-      cleanup.remove(container);
+      void cleanup.remove(container.id);
       throw error;
     }
     return new DockerSandboxSession({
@@ -319,7 +320,7 @@ export class DockerSandboxSession implements SandboxSession, AsyncDisposable {
     this.closed = true;
     this.onClose?.();
     this.containerExit.stop();
-    this.cleanup.remove(this.container);
+    void this.cleanup.remove(this.container.id);
     await this.cleanup.settle();
   }
 

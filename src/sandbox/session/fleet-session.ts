@@ -1,8 +1,9 @@
 import { SandboxClosedError } from '../../errors/sandbox-closed-error.ts';
 import type { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
-import { CleanupTracker } from '../docker/cleanup-tracker.ts';
+import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
+import { CleanupTracker } from '../driver/cleanup-tracker.ts';
+import { DockerDriver } from '../docker/docker-driver.ts';
 import type { Engine } from '../engines/engine.ts';
-import { isTransportError } from '../docker/engine-errors.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import { DockerSandboxSession } from './docker-sandbox-session.ts';
 
@@ -45,14 +46,25 @@ export async function startSessionOnFleet({
   /** Largest file the read methods return. */
   maxFileBytes: number;
 }): Promise<DockerSandboxSession> {
-  const tried = new Set<Engine>();
+  // Sessions exec commands in a Docker container: other engines are never picked.
+  const tried = new Set<Engine>(engines.engines.filter(e => !(e.driver instanceof DockerDriver)));
+  if (tried.size === engines.engines.length) {
+    throw new SandboxUnavailableError({
+      reason: 'unsupported',
+      engine: engines.engines.map(engine => engine.name).join(', '),
+      message:
+        'Sessions (`createSession`) need a Docker engine; this sandbox runs on Kubernetes only. ' +
+        'Use `execute` or `executeCell`, or add a Docker engine with gVisor.',
+    });
+  }
   for (;;) {
     if (isClosed()) throw new SandboxClosedError();
     const engine = await engines.pickForSession(tried);
+    const driver = engine.driver as DockerDriver;
     engine.sessions++;
     try {
       const session = await DockerSandboxSession.start({
-        docker: engine.docker,
+        docker: driver.docker,
         limits: engine.limits!,
         pidsLimit,
         ttlMs,
@@ -62,10 +74,9 @@ export async function startSessionOnFleet({
         // The session's own tracker reports its container only; a removal the engine did
         // not answer is retried by the engine when it is back.
         cleanup: new CleanupTracker({
-          dockerTimeoutMs,
+          engine: driver,
           onCleanupError,
-          engine: engine.name,
-          onDeferred: container => engine.defer(container),
+          onDeferred: id => engine.defer(id),
         }),
         engine,
         onClose: () => {
@@ -79,7 +90,7 @@ export async function startSessionOnFleet({
       const typed = engine.toError(error);
       tried.add(engine);
       const others = engines.engines.some(other => other.state === 'up' && !tried.has(other));
-      if (!isTransportError(error) || !others) throw typed;
+      if (!driver.isTransportError(error) || !others) throw typed;
     }
   }
 }

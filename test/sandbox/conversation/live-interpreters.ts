@@ -1,4 +1,4 @@
-import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../../src/sandbox/docker/labels.ts';
+import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL } from '../../../src/sandbox/driver/labels.ts';
 import type { DockerSandbox } from '../../../src/sandbox/index.ts';
 import { docker } from '../sandbox-availability.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors/invalid-argument-error.ts';
 import { sweepStaleContainers } from '../../../src/internal.ts';
 import { resolveFleetOptions } from '../../../src/sandbox/options/fleet-options.ts';
-import { SCOPE_LABEL } from '../../../src/sandbox/docker/labels.ts';
+import { SCOPE_LABEL } from '../../../src/sandbox/driver/labels.ts';
 import {
   SANDBOX_IMAGE,
   describeSandbox,

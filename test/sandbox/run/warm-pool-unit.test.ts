@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CleanupTracker } from '../../../src/sandbox/docker/cleanup-tracker.ts';
-import type { SandboxContainer } from '../../../src/sandbox/docker/sandbox-container.ts';
+import type { CleanupTracker } from '../../../src/sandbox/driver/cleanup-tracker.ts';
+import type { SandboxContainer } from '../../../src/sandbox/run/sandbox-container.ts';
 import { WarmPool } from '../../../src/sandbox/run/warm-pool.ts';
 
 type Fake = {

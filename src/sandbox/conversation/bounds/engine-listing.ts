@@ -1,7 +1,6 @@
-import type Docker from 'dockerode';
 import { SandboxBusyError } from '../../../errors/sandbox-busy-error.ts';
-import { dockerCall } from '../../docker/docker-call.ts';
-import { KIND_LABEL, PLACEMENT_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../../docker/labels.ts';
+import type { BoxInfo } from '../../driver/engine-driver.ts';
+import { PLACEMENT_LABEL, SCOPE_LABEL } from '../../driver/labels.ts';
 import type { Engine } from '../../engines/engine.ts';
 import type { EngineSet } from '../../engines/engine-set.ts';
 
@@ -9,7 +8,7 @@ import type { EngineSet } from '../../engines/engine-set.ts';
 export type KnownInterpreter = { usedAt: number; busy: boolean };
 
 /** The live interpreters of one engine, as listed. */
-export type EngineListing = { engine: Engine; live: Docker.ContainerInfo[] };
+export type EngineListing = { engine: Engine; live: BoxInfo[] };
 
 // How long a caller refused for lack of room might wait: the time an idle interpreter takes to
 // end is `idleMs`, but one usually finishes a cell in seconds.
@@ -25,36 +24,33 @@ export function interpretersBusy(limit: number): SandboxBusyError {
  *
  * @example
  * ```ts
- * const lists = await listEngines({ engines, dockerTimeoutMs: 15_000 });
+ * const lists = await listEngines({ engines });
  * ```
  */
 export async function listEngines({
   engines,
-  dockerTimeoutMs,
 }: {
   /** The engines (those not up are left out). */
   engines: EngineSet;
-  /** Deadline of each list call. */
-  dockerTimeoutMs: number;
 }): Promise<EngineListing[]> {
   const up = engines.engines.filter(candidate => candidate.state === 'up');
   return await Promise.all(
-    up.map(async engine => ({ engine, live: await liveInterpreters(engine, dockerTimeoutMs) })),
+    up.map(async engine => ({ engine, live: await liveInterpreters(engine) })),
   );
 }
 
 /** The placement id an interpreter carries (one of an older version without it: its container's). */
-export function placementOf(info: Docker.ContainerInfo): string {
-  return info.Labels?.[PLACEMENT_LABEL] ?? `container:${info.Id}`;
+export function placementOf(info: BoxInfo): string {
+  return info.labels[PLACEMENT_LABEL] ?? `container:${info.id}`;
 }
 
 /** The idle interpreter used longest ago (by this process's record, else the oldest started). */
 export function leastRecentlyUsed(
-  group: readonly Docker.ContainerInfo[],
+  group: readonly BoxInfo[],
   known: ReadonlyMap<string, KnownInterpreter>,
-): Docker.ContainerInfo | undefined {
-  const candidates = group.filter(info => known.get(info.Id)?.busy !== true);
-  const lastUse = (info: Docker.ContainerInfo) => known.get(info.Id)?.usedAt ?? info.Created * 1000;
+): BoxInfo | undefined {
+  const candidates = group.filter(info => known.get(info.id)?.busy !== true);
+  const lastUse = (info: BoxInfo) => known.get(info.id)?.usedAt ?? info.createdMs;
   return candidates.sort((a, b) => lastUse(a) - lastUse(b))[0];
 }
 
@@ -62,20 +58,7 @@ export function leastRecentlyUsed(
  * Running conversation interpreters on an engine (any replica's). A sandbox with a `scope`
  * counts its scope's only: the bounds are the app's, and an engine may serve several apps.
  */
-async function liveInterpreters(
-  engine: Engine,
-  dockerTimeoutMs: number,
-): Promise<Docker.ContainerInfo[]> {
+async function liveInterpreters(engine: Engine): Promise<BoxInfo[]> {
   const scope = engine.limits?.labels?.[SCOPE_LABEL];
-  const label = [SANDBOX_LABEL, `${KIND_LABEL}=conversation`];
-  if (scope !== undefined) label.push(`${SCOPE_LABEL}=${scope}`);
-  return await dockerCall({
-    operation: 'container list',
-    timeoutMs: dockerTimeoutMs,
-    call: abortSignal =>
-      engine.docker.listContainers({
-        filters: { label, status: ['created', 'running'] },
-        abortSignal,
-      }),
-  });
+  return await engine.driver.list({ kind: 'conversation', scope, live: true });
 }

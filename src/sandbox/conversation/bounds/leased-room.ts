@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type Docker from 'dockerode';
-import { dockerCall } from '../../docker/docker-call.ts';
 import type { Engine } from '../../engines/engine.ts';
 import type { EngineSet } from '../../engines/engine-set.ts';
 import type { ResolvedConversationOptions } from '../../options/conversation-options.ts';
@@ -174,10 +172,7 @@ export class LeasedRoom {
     lists: EngineListing[];
   }> {
     const listedAt = await this.leases.now();
-    const lists = await listEngines({
-      engines: this.engines,
-      dockerTimeoutMs: this.dockerTimeoutMs,
-    });
+    const lists = await listEngines({ engines: this.engines });
     const listed = Object.fromEntries(
       lists.map(({ engine, live }) => [engine.name, live.map(placementOf)]),
     );
@@ -204,39 +199,33 @@ export class LeasedRoom {
     const candidates = answer.spare.flatMap(spare => {
       const listing = lists.find(list => list.engine.name === spare.e);
       const info = listing?.live.find(live => placementOf(live) === spare.id);
-      const container = spare.c || info?.Id;
+      const container = spare.c || info?.id;
       const mark = container === undefined ? undefined : known.get(container);
       if (listing === undefined || container === undefined || mark?.busy) return [];
       // The last use any replica recorded, else this process's, else its start.
-      const lastUse = Math.max(spare.l, mark?.usedAt ?? 0) || (info?.Created ?? 0) * 1000;
+      const lastUse = Math.max(spare.l, mark?.usedAt ?? 0) || (info?.createdMs ?? 0);
       return [{ engine: listing.engine, container, lastUse }];
     });
     const victim = candidates.sort((a, b) => a.lastUse - b.lastUse)[0];
     if (victim === undefined) throw interpretersBusy(limit);
     known.delete(victim.container);
     // Removed, not just stopped: its conversation is restored in a new one when it goes on.
-    const container = victim.engine.docker.getContainer(victim.container);
-    await victim.engine.cleanup.remove(container);
-    await this.untilStopped(container);
+    await victim.engine.remove(victim.container);
+    await this.untilStopped(victim.engine, victim.container);
   }
 
   /**
-   * Waits (up to the Docker deadline) until the engine no longer lists `container` as live: a
+   * Waits (up to the engine's deadline) until the engine no longer lists `id` as live: a
    * removal that another placement already started answers at once, and the next listing must
    * not count the victim again.
    */
-  private async untilStopped(container: Docker.Container): Promise<void> {
+  private async untilStopped(engine: Engine, id: string): Promise<void> {
     const deadline = Date.now() + this.dockerTimeoutMs;
     while (Date.now() < deadline) {
-      const state = await dockerCall({
-        operation: 'container inspect',
-        timeoutMs: this.dockerTimeoutMs,
-        call: abortSignal => container.inspect({ abortSignal }),
-      }).then(
-        info => info.State.Status,
-        () => undefined, // gone, or not answering: the next listing tells
+      const state = await engine.driver.state(id).catch(
+        () => undefined, // not answering: the next listing tells
       );
-      if (state !== 'running' && state !== 'created') return;
+      if (!state?.running && !state?.starting) return;
       await new Promise(resolve => setTimeout(resolve, STOPPED_POLL_MS));
     }
   }

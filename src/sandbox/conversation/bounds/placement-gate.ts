@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type Docker from 'dockerode';
 import type { RedisScriptClient } from '../../../util/redis/redis-store-client.ts';
-import { PLACEMENT_LABEL } from '../../docker/labels.ts';
+import type { BoxInfo } from '../../driver/engine-driver.ts';
+import { PLACEMENT_LABEL } from '../../driver/labels.ts';
 import type { Engine } from '../../engines/engine.ts';
 import type { EngineSet } from '../../engines/engine-set.ts';
 import type { ResolvedConversationOptions } from '../../options/conversation-options.ts';
@@ -186,7 +186,7 @@ export class PlacementGate {
       const victim = known && !ifRoom ? leastRecentlyUsed(here.idle, known) : undefined;
       if (victim === undefined) return busy(this.options.maxPerEngine);
       // Removed, not just stopped: its conversation is restored in a new one when it goes on.
-      await engine.cleanup.remove(engine.docker.getContainer(victim.Id));
+      await engine.remove(victim.id);
     }
     const id = randomBytes(8).toString('hex');
     this.reserved.set(id, engine);
@@ -195,19 +195,16 @@ export class PlacementGate {
 
   /** Live interpreters on every healthy engine, and on `engine` (with its containers), reserved ones included. */
   private async countLive(engine: Engine) {
-    const lists = await listEngines({
-      engines: this.engines,
-      dockerTimeoutMs: this.dockerTimeoutMs,
-    });
+    const lists = await listEngines({ engines: this.engines });
     const listed = new Set(
-      lists.flatMap(({ live }) => live.map(info => info.Labels?.[PLACEMENT_LABEL])),
+      lists.flatMap(({ live }) => live.map(info => info.labels[PLACEMENT_LABEL])),
     );
     const pending = [...this.reserved].filter(([id]) => !listed.has(id));
     const all = lists.reduce((sum, { live }) => sum + live.length, 0) + pending.length;
-    const mine: Docker.ContainerInfo[] = lists.find(list => list.engine === engine)?.live ?? [];
+    const mine: BoxInfo[] = lists.find(list => list.engine === engine)?.live ?? [];
     const count = mine.length + pending.filter(([, on]) => on === engine).length;
     // One of this process's placements still starting is never the one to evict.
-    const idle = mine.filter(info => !this.reserved.has(info.Labels?.[PLACEMENT_LABEL] ?? ''));
+    const idle = mine.filter(info => !this.reserved.has(info.labels[PLACEMENT_LABEL] ?? ''));
     return { all, here: { count, idle } };
   }
 }

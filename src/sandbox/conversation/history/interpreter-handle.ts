@@ -86,7 +86,7 @@ export function newHandle({
   /** The new interpreter. */
   placed: {
     engine: { name: string };
-    container: { id: string };
+    id: string;
     secret: string;
     startedAt: number;
   };
@@ -98,7 +98,7 @@ export function newHandle({
   return {
     v: 2,
     engine: placed.engine.name,
-    containerId: placed.container.id,
+    containerId: placed.id,
     secret: placed.secret,
     startedAt: placed.startedAt,
     usedAt: Date.now(),

@@ -30,7 +30,7 @@ export type ReplayOutcome = {
  *
  * @example
  * ```ts
- * const { restore } = await replayHistory({ placed, handle, owner, history, reason: 'idle', limits, dockerTimeoutMs: 15_000, idleMs, deadlineMs: 120_000 });
+ * const { restore } = await replayHistory({ placed, handle, owner, history, reason: 'idle', limits, idleMs, deadlineMs: 120_000 });
  * ```
  */
 export async function replayHistory({
@@ -40,7 +40,6 @@ export async function replayHistory({
   history,
   reason,
   limits,
-  dockerTimeoutMs,
   idleMs,
   deadlineMs,
   abortSignal,
@@ -57,8 +56,6 @@ export async function replayHistory({
   reason: InterpreterRestore['reason'];
   /** Output caps of the replayed cells (each keeps its own time limit). */
   limits: Omit<CellRequest, 'code' | 'files' | 'replay' | 'timeoutMs'>;
-  /** Deadline of each Docker call. */
-  dockerTimeoutMs: number;
   /** The interpreter's idle expiry, named in the summary. */
   idleMs: number;
   /** The whole replay's bound. */
@@ -95,14 +92,14 @@ export async function replayHistory({
     const seed = seeded ? {} : { seed: handle.seed };
     seeded = true;
     const run = await runCell({
-      container: placed.container,
+      driver: placed.engine.driver,
+      id: placed.id,
       secret: placed.secret,
       request: {
         ...{ ...limits, ...seed, timeoutMs: cell.timeoutMs, code: cell.code },
         files: await load(cell.n),
         replay: true,
       },
-      dockerTimeoutMs,
       abortSignal,
     });
     if (run.status === 'success') cells++;

@@ -15,7 +15,7 @@ import {
   KIND_LABEL,
   SANDBOX_LABEL,
   SCOPE_LABEL,
-} from '../../../../src/sandbox/docker/labels.ts';
+} from '../../../../src/sandbox/driver/labels.ts';
 import { type ConversationOptions, DockerSandbox } from '../../../../src/sandbox/index.ts';
 import {
   type RedisServer,

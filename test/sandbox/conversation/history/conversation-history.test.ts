@@ -19,7 +19,7 @@ import {
 import { InvalidArgumentError } from '../../../../src/errors/invalid-argument-error.ts';
 
 const KEY = 'history-test-key-0123456789abcdef0123';
-const placed = { engine: { name: 'local' }, container: { id: 'c1' }, secret: 's', startedAt: 0 };
+const placed = { engine: { name: 'local' }, id: 'c1', secret: 's', startedAt: 0 };
 
 function setUp(options: ConversationOptions = {}) {
   const store = createStorage();
@@ -171,7 +171,7 @@ describe('conversation history', () => {
       vi.setSystemTime(Date.now() + 1_000);
       const owner = { userId: 'bob', conversationId: `chat-${i}` };
       const handle = newHandle({
-        placed: { ...placed, container: { id: `c${i}` } },
+        placed: { ...placed, id: `c${i}` },
         servedBy: 'me',
       });
       const data = new Uint8Array(i < 3 ? 10 : 900).fill(i);

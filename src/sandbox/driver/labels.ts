@@ -73,3 +73,41 @@ export function containerLabels({
     [KIND_LABEL]: kind,
   };
 }
+
+/**
+ * Whether a sandbox box is past use: its expiry label has passed by more than `clockSkewMs` (its
+ * TTL wrapper has killed it, so whoever made it no longer uses it), or it is a conversation
+ * interpreter that stopped (idle expiry, killed: never started again). Only boxes of `scope` are
+ * considered (without one: boxes of no scope). Never judged by host name or PID.
+ *
+ * @example
+ * ```ts
+ * const stale = boxes.filter(box => isStale({ labels: box.labels, exited: box.state === 'exited', now: Date.now(), clockSkewMs: 60_000 }));
+ * ```
+ */
+export function isStale({
+  labels,
+  exited,
+  now,
+  clockSkewMs,
+  scope,
+}: {
+  /** The box's labels. */
+  labels: Record<string, string>;
+  /** It has stopped. */
+  exited: boolean;
+  /** The time to judge by, epoch ms. */
+  now: number;
+  /** Allowance for the clocks of hosts sharing the engine. */
+  clockSkewMs: number;
+  /** The sweeping sandbox's scope. */
+  scope?: string | undefined;
+}): boolean {
+  // Engines cannot filter on a missing label: unscoped sweeps skip scoped boxes here.
+  if (labels[SCOPE_LABEL] !== scope) return false;
+  const expires = Number(labels[EXPIRES_LABEL]);
+  // A conversation interpreter that stopped is never started again: the next cell of its
+  // conversation restores into a new one.
+  const stopped = labels[KIND_LABEL] === 'conversation' && exited;
+  return stopped || (Number.isFinite(expires) && expires + clockSkewMs < now);
+}

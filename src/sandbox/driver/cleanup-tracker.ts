@@ -1,13 +1,21 @@
-import type Docker from 'dockerode';
 import { SandboxCleanupError } from '../../errors/sandbox-cleanup-error.ts';
-import { isGone } from './docker-call.ts';
-import { isTransportError, toEngineError } from './engine-errors.ts';
 import { PendingWork } from '../../util/pending-work.ts';
-import { removeContainer } from './remove-container.ts';
+
+/** What removals need from an engine (an `EngineDriver`, by shape). */
+export type RemovingEngine = {
+  /** Removes a box and resolves once it is gone. */
+  remove(id: string): Promise<void>;
+  /** "Already gone" answers. */
+  isGone(error: unknown): boolean;
+  /** The engine did not answer. */
+  isTransportError(error: unknown): boolean;
+  /** The typed error for a failure, naming the engine. */
+  toError(error: unknown): unknown;
+};
 
 /**
- * Removes used containers in the background (a gVisor teardown takes ~70-100 ms, which
- * callers should not wait for) and keeps every failure: each is passed to `onCleanupError`
+ * Removes used boxes (containers, pods) in the background (a gVisor teardown takes ~70-100 ms,
+ * which callers should not wait for) and keeps every failure: each is passed to `onCleanupError`
  * (or emitted as a process warning) at once, and `settle()` rejects with all of them, so a
  * failed removal is reported, never swallowed. A removal that failed because the engine did
  * not answer is handed to `onDeferred` instead (the engine retries it when it is back).
@@ -15,49 +23,44 @@ import { removeContainer } from './remove-container.ts';
 export class CleanupTracker {
   private readonly pending = new PendingWork();
   private failures: { id: string; cause: unknown }[] = [];
-  private readonly dockerTimeoutMs: number;
   private readonly onCleanupError: ((error: SandboxCleanupError) => void) | undefined;
-  private readonly engine: string | undefined;
-  private readonly onDeferred: ((container: Docker.Container) => void) | undefined;
+  private readonly engine: RemovingEngine;
+  private readonly onDeferred: ((id: string) => void) | undefined;
   private readonly onRemoved = new Map<string, () => void>();
 
   constructor({
-    dockerTimeoutMs,
-    onCleanupError,
     engine,
+    onCleanupError,
     onDeferred,
   }: {
-    /** Deadline of each removal call. */
-    dockerTimeoutMs: number;
+    /** The engine the boxes run on. */
+    engine: RemovingEngine;
     /** Told about each failed removal as it happens. */
-    onCleanupError?: (error: SandboxCleanupError) => void;
-    /** The engine's name, for the typed causes. */
-    engine?: string;
+    onCleanupError?: ((error: SandboxCleanupError) => void) | undefined;
     /** Takes removals that failed because the engine did not answer, to retry later. */
-    onDeferred?: (container: Docker.Container) => void;
+    onDeferred?: (id: string) => void;
   }) {
-    this.dockerTimeoutMs = dockerTimeoutMs;
     this.onCleanupError = onCleanupError;
     this.engine = engine;
     this.onDeferred = onDeferred;
   }
 
   /**
-   * Force-removes `container` (killing it if it still runs) in the background. The returned
+   * Removes the box `id` (killing it if it still runs) in the background. The returned
    * promise settles (never rejects) once the removal is confirmed or has failed (failures are
-   * reported as described above); callers that must know the container is gone await it.
+   * reported as described above); callers that must know the box is gone await it.
    */
-  remove(container: Docker.Container): Promise<void> {
-    const removal = removeContainer({ container, dockerTimeoutMs: this.dockerTimeoutMs }).then(
-      () => this.removed(container.id),
+  remove(id: string): Promise<void> {
+    const removal = this.engine.remove(id).then(
+      () => this.removed(id),
       (error: unknown) => {
-        // 404: already gone; 409: another removal of it is in progress.
-        if (isGone(error)) return this.removed(container.id);
-        if (this.onDeferred !== undefined && isTransportError(error)) {
-          this.onDeferred(container);
+        // Docker: 404 already gone, 409 another removal of it is in progress.
+        if (this.engine.isGone(error)) return this.removed(id);
+        if (this.onDeferred !== undefined && this.engine.isTransportError(error)) {
+          this.onDeferred(id);
           return;
         }
-        this.fail(container.id, error);
+        this.fail(id, error);
       },
     );
     this.pending.track(removal);
@@ -87,7 +90,7 @@ export class CleanupTracker {
 
   /** Records a container that could not be removed and tells `onCleanupError` at once. */
   fail(containerId: string, cause: unknown): void {
-    const typed = this.engine === undefined ? cause : toEngineError(cause, { engine: this.engine });
+    const typed = this.engine.toError(cause);
     this.failures.push({ id: containerId, cause: typed });
     const error = new SandboxCleanupError({ containerIds: [containerId], causes: [typed] });
     if (this.onCleanupError !== undefined) {

@@ -18,6 +18,10 @@ const USAGE = `Usage:
   ai-toolbelt doctor [--image NAME] [--egress] [--json]
                      checks Docker, gVisor, the image and one real run; --egress: also the
                      egress runtime (runsc-egress) and pip in the image must be there
+  ai-toolbelt doctor --kubernetes [--namespace NS] [--kubeconfig FILE] [--runtime-class NAME]
+                     checks a cluster instead (also with AI_TOOLBELT_SANDBOX_ENGINE=kubernetes):
+                     its API server, the gVisor RuntimeClass, the namespace and RBAC, the image
+                     and one real run in a pod
   ai-toolbelt setup-sandbox [--add-packages "..."] [--add-python "NAME==VERSION ..."] [--index-url URL] [--image NAME]
                                                        (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
@@ -46,6 +50,10 @@ const FLAGS = {
   'learn-from': { type: 'string' },
   json: { type: 'boolean' },
   egress: { type: 'boolean' },
+  kubernetes: { type: 'boolean' },
+  namespace: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'runtime-class': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -84,9 +92,21 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'doctor') {
     const { doctor, formatDoctor } = await import('./cli/doctor.ts');
+    const { kubernetesFromEnv } = await import('./sandbox/options/kubernetes-options.ts');
+    const env = kubernetesFromEnv(process.env);
+    const kubernetes =
+      values.kubernetes === true || env !== undefined
+        ? {
+            ...env,
+            ...(values.namespace ? { namespace: values.namespace } : {}),
+            ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+            ...(values['runtime-class'] ? { runtimeClassName: values['runtime-class'] } : {}),
+          }
+        : undefined;
     const checks = await doctor({
       ...(values.image ? { image: values.image } : {}),
       egress: values.egress === true,
+      ...(kubernetes ? { kubernetes } : {}),
     });
     console.log(values.json ? JSON.stringify(checks) : formatDoctor(checks));
     if (checks.some(check => !check.ok)) process.exitCode = 1;

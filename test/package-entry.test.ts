@@ -7,15 +7,18 @@ import { ToolbeltError } from '../src/errors/toolbelt-error.ts';
 
 const run = promisify(execFile);
 const srcIndex = join(import.meta.dirname, '..', 'src', 'index.ts');
+const sandboxIndex = join(import.meta.dirname, '..', 'src', 'sandbox', 'index.ts');
 
-// Records every module the root entry resolves, in a fresh process.
-const probe = `
+// Records every module an entry resolves (and what `then` does after), in a fresh process.
+const probeOf = (entry: string, then = '') => `
 import { registerHooks } from 'node:module';
 const seen = [];
 registerHooks({ resolve(specifier, context, next) { seen.push(specifier); return next(specifier, context); } });
-await import(${JSON.stringify(srcIndex)});
+const entry = await import(${JSON.stringify(entry)});
+${then}
 console.log(JSON.stringify(seen));
 `;
+const probe = probeOf(srcIndex);
 
 describe('package entry', () => {
   it('never loads dockerode or child_process from the root entry', async () => {
@@ -25,6 +28,20 @@ describe('package entry', () => {
     expect(seen.filter(s => /dockerode|child_process|docker-modem/.test(s))).toEqual([]);
     // The embedding store is an unstorage Storage the app passes in: no driver (ioredis, fs) at load.
     expect(seen.filter(s => /unstorage|ioredis/.test(s))).toEqual([]);
+  });
+
+  it('loads the Kubernetes client from the sandbox subpath only for a Kubernetes engine', async () => {
+    const loaded = async (then = '') => {
+      const { stdout } = await run(process.execPath, [
+        ...['--input-type=module', '-e', probeOf(sandboxIndex, then)],
+      ]);
+      return (JSON.parse(stdout) as string[]).filter(s => s.startsWith('@kubernetes/'));
+    };
+    expect(await loaded()).toEqual([]);
+    // Checking a cluster (one that cannot be reached) loads it.
+    const check =
+      'await entry.DockerSandbox.create({ engines: [{ kubernetes: { kubeconfig: "/nonexistent" } }] }).catch(() => {});';
+    expect(await loaded(check)).toContain('@kubernetes/client-node');
   });
 
   it('exports only error classes that follow the marker pattern', () => {

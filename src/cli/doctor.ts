@@ -1,5 +1,7 @@
+import type { KubernetesEngineOptions } from '../sandbox/options/kubernetes-options.ts';
 import type { DoctorCheck } from './doctor-check.ts';
 import { egressTrial } from './doctor-egress-trial.ts';
+import { doctorKubernetes } from './doctor-kubernetes.ts';
 import { egressRuntimeCheck, pipCheck, TRIAL_CODE, type EngineRuntime } from './doctor-egress.ts';
 
 export type { DoctorCheck } from './doctor-check.ts';
@@ -13,7 +15,8 @@ const SETUP = 'sudo npx ai-toolbelt setup-sandbox';
  * on it). The egress runtime (`runsc-egress`) and pip in the image are checked too; they fail
  * only when `egress` is asked about, except a `runsc-egress` that would give containers a
  * network or no gVisor, which always fails. With `egress`, a last run goes through the egress
- * proxy: one host reached, one refused (both this check's own server on loopback).
+ * proxy: one host reached, one refused (both this check's own server on loopback). With
+ * `kubernetes`, a cluster is checked instead (see `doctorKubernetes`).
  *
  * @example
  * ```ts
@@ -25,11 +28,14 @@ export async function doctor({
   image,
   egress = false,
   timeoutMs = 60_000,
+  kubernetes,
 }: {
   /** The sandbox image to check (default: the one this version expects). */
   image?: string;
   /** Whether the egress allow-list must work (its runtime and pip in the image). */
   egress?: boolean;
+  /** Check this Kubernetes cluster instead of a Docker engine. */
+  kubernetes?: KubernetesEngineOptions;
   /** Longest wait for the trial run. */
   timeoutMs?: number;
 } = {}): Promise<DoctorCheck[]> {
@@ -41,6 +47,10 @@ export async function doctor({
     detail: process.versions.node,
     ...(major >= 22 ? {} : { fix: 'install Node.js 22 or newer (ai 7 requires it)' }),
   });
+  if (kubernetes !== undefined) {
+    checks.push(...(await doctorKubernetes({ image, kubernetes, timeoutMs: 2 * timeoutMs })));
+    return checks;
+  }
   // Loaded here only: the sandbox subpath brings dockerode.
   const sandboxModule = await import('../sandbox/index.ts');
   const { resolveEngineAddress } = await import('../sandbox/options/engine-address.ts');
@@ -69,7 +79,7 @@ export async function doctor({
     // The same engine the sandbox chose: DOCKER_HOST & co, else the local socket.
     const { docker } = resolveEngineAddress({});
     try {
-      const info = (await docker.info()) as { Runtimes?: Record<string, EngineRuntime> };
+      const info = (await docker!.info()) as { Runtimes?: Record<string, EngineRuntime> };
       checks.push(egressRuntimeCheck({ runtimes: info.Runtimes ?? {}, egress, fix: SETUP }));
     } catch (error) {
       const detail = `docker info failed: ${error instanceof Error ? error.message : String(error)}`;

@@ -5,8 +5,9 @@ const marker = `ai-toolbelt.error.${name}`;
 const symbol = Symbol.for(marker);
 
 /**
- * The Docker engine has no gVisor (`runsc`) runtime registered. The sandbox
- * never falls back to `runc` on its own; the message says how to install gVisor.
+ * The Docker engine has no gVisor (`runsc`) runtime registered, or the Kubernetes cluster
+ * has no gVisor RuntimeClass (`kind: 'kubernetes'`). The sandbox never falls back to `runc`
+ * on its own; the message says how to install gVisor.
  *
  * @example
  * ```ts
@@ -15,9 +16,9 @@ const symbol = Symbol.for(marker);
  */
 export class SandboxRuntimeMissingError extends ToolbeltError {
   private readonly [symbol] = true;
-  /** The runtime that was asked for, e.g. `runsc`. */
+  /** The runtime that was asked for, e.g. `runsc` (a RuntimeClass on Kubernetes). */
   readonly runtime: string;
-  /** The runtimes the Docker engine does have. */
+  /** The runtimes the Docker engine does have (RuntimeClasses, when they could be listed). */
   readonly available: string[];
   /** The engine's name, when known. */
   readonly engine: string | undefined;
@@ -27,17 +28,24 @@ export class SandboxRuntimeMissingError extends ToolbeltError {
     available,
     engine,
     hint,
+    kind = 'docker',
   }: {
     runtime: string;
     available: string[];
     engine?: string;
     /** What to do instead of the default advice (installing gVisor). */
     hint?: string;
+    /** A Docker engine's runtime, or a Kubernetes cluster's RuntimeClass. */
+    kind?: 'docker' | 'kubernetes';
   }) {
+    const where =
+      kind === 'docker'
+        ? `The Docker engine${engine === undefined ? '' : ` ${engine}`} has no \`${runtime}\` runtime`
+        : `The Kubernetes cluster${engine === undefined ? '' : ` ${engine}`} has no gVisor RuntimeClass \`${runtime}\``;
     super({
       name,
       message:
-        `The Docker engine${engine === undefined ? '' : ` ${engine}`} has no \`${runtime}\` runtime (it has: ${available.join(', ') || 'none'}). ` +
+        `${where} (it has: ${available.join(', ') || 'none'}). ` +
         (hint ??
           'Install gVisor and register it: on Debian/Ubuntu as root run `npx ai-toolbelt setup-sandbox` ' +
             '(or `apt-get install runsc`, then add ' +

@@ -20,10 +20,19 @@ export function createEgressGateway({
   /** The resolved policy, if any. */
   egress: ResolvedEgress | undefined;
   /** The sandbox's engines. */
-  engines: ReadonlyArray<{ name: string; docker: Docker }>;
+  engines: ReadonlyArray<{ name: string; docker?: Docker | undefined }>;
 }): EgressGateway | undefined {
   if (egress === undefined) return undefined;
   for (const engine of engines) {
+    if (engine.docker === undefined) {
+      throw new InvalidArgumentError({
+        argument: 'egress',
+        value: engine.name,
+        message:
+          `is not available on a Kubernetes engine (${engine.name}): the allow-list is enforced by a ` +
+          'proxy on this host that each Docker container reaches through a mounted socket, which a pod on a node cannot. Pods have no network; for packages, bake them into the image (scripts/add-python-packages.sh).',
+      });
+    }
     const { host } = engine.docker.modem as { host?: unknown };
     if (typeof host === 'string' && host !== '') {
       throw new InvalidArgumentError({

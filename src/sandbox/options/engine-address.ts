@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { SandboxInsecureEngineError } from '../../errors/sandbox-insecure-engine-error.ts';
+import {
+  type KubernetesEngineOptions,
+  type ResolvedKubernetesOptions,
+  resolveKubernetesEngine,
+} from './kubernetes-options.ts';
 
 /**
  * One Docker engine for the sandbox:
@@ -14,7 +19,9 @@ import { SandboxInsecureEngineError } from '../../errors/sandbox-insecure-engine
  * - options: dockerode's (`socketPath`, or `host`/`port`/`protocol` with `ca`/`cert`/`key`,
  *   or `protocol: 'ssh'`), or `url` with `certPath` (a directory with ca.pem, cert.pem and
  *   key.pem: mutual TLS, verified), or an existing `docker` client; each with an optional
- *   `name` used in errors (by default derived from the address, never with credentials).
+ *   `name` used in errors (by default derived from the address, never with credentials);
+ * - `{ kubernetes: {...} }`: a Kubernetes cluster whose pods run under gVisor (see
+ *   `KubernetesEngineOptions`); it must then be the sandbox's only engine.
  *
  * @example
  * ```ts
@@ -24,7 +31,8 @@ import { SandboxInsecureEngineError } from '../../errors/sandbox-insecure-engine
  * ];
  * ```
  */
-export type SandboxEngine = Docker | string | SandboxEngineOptions;
+export type SandboxEngine =
+  Docker | string | SandboxEngineOptions | { kubernetes: KubernetesEngineOptions };
 
 /**
  * The object form of `SandboxEngine`.
@@ -45,8 +53,10 @@ export type SandboxEngineOptions = Docker.DockerOptions & {
   docker?: Docker;
 };
 
-/** An engine's client and its name. */
-export type EngineAddress = { name: string; docker: Docker };
+/** An engine's name and how to reach it: a Docker client, or a Kubernetes cluster's options. */
+export type EngineAddress =
+  | { name: string; docker: Docker; kubernetes?: undefined }
+  | { name: string; kubernetes: ResolvedKubernetesOptions; docker?: undefined };
 
 // docker-modem fills whatever options are not given from DOCKER_HOST & co: explicit options
 // must override every connection field, or an env var would redirect an explicit engine.
@@ -222,6 +232,9 @@ export function resolveEngineAddress({
     );
   }
   if (isDockerClient(engine)) return named(engine);
+  if (typeof engine === 'object' && engine !== null && 'kubernetes' in engine) {
+    return resolveKubernetesEngine({ options: engine.kubernetes, argument });
+  }
   if (typeof engine === 'string') {
     return named(new Docker({ ...CLEAR, ...parseDockerHost({ url: engine, env, argument }) }));
   }
@@ -232,7 +245,7 @@ export function resolveEngineAddress({
       message: 'must be a dockerode client, a Docker address string or an options object',
     });
   }
-  const { name, url, certPath, docker, ...options } = engine;
+  const { name, url, certPath, docker, ...options } = engine as SandboxEngineOptions;
   if (docker !== undefined) {
     if (!isDockerClient(docker)) {
       throw new InvalidArgumentError({

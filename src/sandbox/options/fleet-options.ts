@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { resolveEngineAddress, type EngineAddress, type SandboxEngine } from './engine-address.ts';
+import { kubernetesFromEnv, resolveKubernetesEngine } from './kubernetes-options.ts';
 import { checkMinimums } from '../../util/check-minimums.ts';
 
 /**
@@ -20,7 +21,8 @@ export type FleetOptions = {
   /**
    * Docker client of the one engine (shorthand for `engines: [docker]`). Default: the engine
    * the Docker CLI would use (DOCKER_HOST with DOCKER_TLS_VERIFY / DOCKER_CERT_PATH, else the
-   * local socket).
+   * local socket), or with `AI_TOOLBELT_SANDBOX_ENGINE=kubernetes` the Kubernetes cluster of the
+   * kubeconfig (see `kubernetesFromEnv`).
    */
   docker?: Docker;
   /**
@@ -103,12 +105,25 @@ export function resolveFleetOptions({
       message: 'must be true or false',
     });
   }
+  const fromEnv = docker === undefined ? kubernetesFromEnv(process.env) : undefined;
   const resolved =
-    engines === undefined
-      ? [resolveEngineAddress({ engine: docker, argument: 'docker', allowInsecureTcp })]
-      : engines.map((engine, i) =>
+    engines !== undefined
+      ? engines.map((engine, i) =>
           resolveEngineAddress({ engine, argument: `engines[${i}]`, allowInsecureTcp }),
-        );
+        )
+      : fromEnv !== undefined
+        ? [resolveKubernetesEngine({ options: fromEnv, argument: 'AI_TOOLBELT_SANDBOX_ENGINE' })]
+        : [resolveEngineAddress({ engine: docker, argument: 'docker', allowInsecureTcp })];
+  const cluster = resolved.findIndex(address => address.kubernetes !== undefined);
+  if (cluster >= 0 && resolved.length > 1) {
+    throw new InvalidArgumentError({
+      argument: `engines[${cluster}]`,
+      value: resolved[cluster]!.name,
+      message:
+        'a Kubernetes engine must be the only engine: the cluster spreads pods over its nodes ' +
+        'itself, and its API server counts the bounds (a second engine would not share them)',
+    });
+  }
   const names = new Set<string>();
   resolved.forEach(({ name }, i) => {
     if (names.has(name)) {

@@ -1,0 +1,295 @@
+import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
+import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
+import type { BoxStream } from '../driver/box-stream.ts';
+import type {
+  BoxFilter,
+  BoxInfo,
+  BoxSpec,
+  BoxState,
+  ContainerLimits,
+  EngineCheck,
+  EngineDriver,
+} from '../driver/engine-driver.ts';
+import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../driver/labels.ts';
+import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import { checkCluster } from './check-cluster.ts';
+import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
+import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';
+import { CONTAINER, podManifest, podName } from './pod-spec.ts';
+import { podInfo, podState, startOutcome } from './pod-state.ts';
+import { attachPod } from './pod-stream.ts';
+import { waitForPod } from './pod-waits.ts';
+
+// Exit 128 + SIGKILL, as an OOM kill reports it.
+const SIGKILL_EXIT = 137;
+
+/** A "not there" answer of our own making (a pod gone while waited on), read as gone. */
+function gone(name: string): Error {
+  return Object.assign(new Error(`pod ${name} is gone`), { code: 404 });
+}
+
+/**
+ * A Kubernetes cluster as an `EngineDriver`: each box is a hardened pod under the gVisor
+ * RuntimeClass (see `podManifest`) in one namespace, created and watched through the API server,
+ * attached over its WebSocket (`pods/attach`, v5), killed and removed by deletion, listed by
+ * label. A pod is attached once it runs, so what it wrote before is read from its log
+ * (`earlyOutput`). Every API call has the engine's deadline; a pod's start has
+ * `podStartTimeoutMs`. The client library is loaded on first use.
+ *
+ * @example
+ * ```ts
+ * const driver = new KubernetesDriver({ name: 'kubernetes:sandbox', kubernetes, image, limits, unsafeAllowRuncRuntime: false, apiTimeoutMs: 15_000 });
+ * await driver.check({});
+ * ```
+ */
+export class KubernetesDriver implements EngineDriver {
+  readonly kind = 'kubernetes';
+  readonly streamsFromStart = false;
+  readonly name: string;
+  private readonly options: ResolvedKubernetesOptions;
+  private readonly image: string;
+  private readonly limits: Omit<ContainerLimits, 'runtime' | 'labels' | 'egress'>;
+  private readonly unsafeAllowRuncRuntime: boolean;
+  private readonly apiTimeoutMs: number;
+  private connecting: Promise<KubeClients> | undefined;
+
+  constructor({
+    name,
+    kubernetes,
+    limits,
+    unsafeAllowRuncRuntime,
+    apiTimeoutMs,
+  }: {
+    /** The engine's name in errors. */
+    name: string;
+    /** Its cluster, namespace and RuntimeClass. */
+    kubernetes: ResolvedKubernetesOptions;
+    /** The sandbox's image and limits (for the dry run of the check). */
+    limits: Omit<ContainerLimits, 'runtime' | 'labels' | 'egress'>;
+    /** Accept a RuntimeClass that is not gVisor (development only). */
+    unsafeAllowRuncRuntime: boolean;
+    /** Deadline of each API call (`dockerTimeoutMs`). */
+    apiTimeoutMs: number;
+  }) {
+    this.name = name;
+    this.options = kubernetes;
+    this.image = limits.image;
+    this.limits = limits;
+    this.unsafeAllowRuncRuntime = unsafeAllowRuncRuntime;
+    this.apiTimeoutMs = apiTimeoutMs;
+  }
+
+  /** The namespace of the pods. */
+  get namespace(): string {
+    return this.options.namespace;
+  }
+
+  /** The cluster's clients (loaded and connected once; a failure is tried again next time). */
+  clients(): Promise<KubeClients> {
+    this.connecting ??= kubeClients(this.options).catch((error: unknown) => {
+      this.connecting = undefined;
+      throw new SandboxUnavailableError({
+        reason: 'cluster-unreachable',
+        engine: this.name,
+        message:
+          `No usable kubeconfig for ${this.name} (${error instanceof Error ? error.message : String(error)}). ` +
+          'Set KUBECONFIG or `kubernetes.kubeconfig`, or run the app in the cluster with a service account.',
+        cause: error,
+      });
+    });
+    return this.connecting;
+  }
+
+  private async call<T>(
+    operation: string,
+    run: (clients: KubeClients, options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    const clients = await this.clients();
+    return kubeCall({
+      operation,
+      timeoutMs: this.apiTimeoutMs,
+      call: options => run(clients, options),
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.call('version', ({ version }, options) => version.getCode(options));
+  }
+
+  async check(): Promise<EngineCheck> {
+    const { runtimeClassName, namespace } = this.options;
+    const probe = podManifest({
+      name: podName('execute'),
+      spec: {
+        limits: { ...this.limits, runtime: runtimeClassName },
+        ...{ cmd: ['true'], ttlMs: 60_000, kind: 'execute', stdinOnce: true, init: false },
+      },
+      options: this.options,
+    });
+    await checkCluster({
+      ...{ clients: await this.clients(), engine: this.name, namespace, runtimeClassName, probe },
+      ...{ apiTimeoutMs: this.apiTimeoutMs, unsafeAllowRuncRuntime: this.unsafeAllowRuncRuntime },
+    });
+    return { runtime: runtimeClassName };
+  }
+
+  async startBox(
+    spec: BoxSpec,
+    { cleanup, abortSignal }: Parameters<EngineDriver['startBox']>[1],
+  ): Promise<{ id: string; stream: BoxStream }> {
+    const name = podName(spec.kind);
+    const body = podManifest({ name, spec, options: this.options });
+    const { namespace } = this.options;
+    try {
+      await this.call('pod create', ({ core }, options) =>
+        core.createNamespacedPod({ namespace, body }, options),
+      );
+    } catch (error) {
+      // A create that timed out may still have made it; an answer (or no connection) did not.
+      if (DockerTimeoutError.isInstance(error)) void cleanup.remove(name);
+      throw error;
+    }
+    let waiting = 'pending';
+    try {
+      await waitForPod({
+        ...{ clients: await this.clients(), namespace, name, abortSignal },
+        operation: 'pod start',
+        timeoutMs: this.options.podStartTimeoutMs,
+        apiTimeoutMs: this.apiTimeoutMs,
+        decide: pod => {
+          const outcome = startOutcome({ pod, engine: this.name, image: this.image });
+          if ('value' in outcome) return outcome;
+          waiting = outcome.waiting;
+          return undefined;
+        },
+      });
+      return { id: name, stream: await this.attach(name) };
+    } catch (error) {
+      void cleanup.remove(name);
+      if (!DockerTimeoutError.isInstance(error) || error.operation !== 'pod start') throw error;
+      // Say what it was waiting for (a node with room, the image...).
+      throw new DockerTimeoutError({
+        ...{ operation: `pod start (${name}: ${waiting})`, timeoutMs: error.timeoutMs },
+        ...{ engine: this.name, kind: 'kubernetes' },
+      });
+    }
+  }
+
+  async attach(id: string): Promise<BoxStream> {
+    const clients = await this.clients();
+    return await attachPod({
+      clients,
+      namespace: this.options.namespace,
+      name: id,
+      engine: this.name,
+    });
+  }
+
+  async earlyOutput(id: string): Promise<Buffer> {
+    const { namespace } = this.options;
+    const text = await this.call('pod log', ({ core }, options) =>
+      core.readNamespacedPodLog({ name: id, namespace, container: CONTAINER }, options),
+    );
+    return Buffer.from(text, 'utf8');
+  }
+
+  async state(id: string, { settle = false } = {}): Promise<BoxState | undefined> {
+    const { namespace } = this.options;
+    const read = () =>
+      this.call('pod get', ({ core }, options) =>
+        core.readNamespacedPod({ name: id, namespace }, options),
+      ).then(podState, (error: unknown) => {
+        if (isKubeGone(error)) return undefined;
+        throw error;
+      });
+    let state = await read();
+    // The kubelet may record the OOM kill a moment after the exit, as Docker does.
+    const deadline = performance.now() + 1_000;
+    while (
+      settle &&
+      state?.exitCode === SIGKILL_EXIT &&
+      !state.oomKilled &&
+      performance.now() < deadline
+    ) {
+      await new Promise(resolve => setTimeout(resolve, 100));
+      state = await read();
+    }
+    return state;
+  }
+
+  async waitExit(id: string, abortSignal: AbortSignal): Promise<number> {
+    return await waitForPod({
+      ...{ clients: await this.clients(), namespace: this.options.namespace, name: id },
+      ...{ operation: 'pod exit', timeoutMs: Number.POSITIVE_INFINITY, abortSignal },
+      apiTimeoutMs: this.apiTimeoutMs,
+      decide: pod => {
+        if (pod === undefined) throw gone(id);
+        const { exitCode } = podState(pod);
+        return exitCode === null ? undefined : { value: exitCode };
+      },
+    });
+  }
+
+  async kill(id: string): Promise<void> {
+    // No kill without deletion on Kubernetes: the kubelet stops the pod within its 1 s grace.
+    await this.delete(id, 1);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.delete(id, 1);
+    try {
+      await waitForPod({
+        ...{ clients: await this.clients(), namespace: this.options.namespace, name: id },
+        ...{ operation: 'pod removal', timeoutMs: 2 * this.apiTimeoutMs },
+        apiTimeoutMs: this.apiTimeoutMs,
+        decide: pod => (pod === undefined ? { value: true } : undefined),
+      });
+    } catch (error) {
+      if (isKubeTransportError(error)) throw error;
+      // Its node does not confirm (down?): the kubelet ends what is left when it is back.
+      await this.delete(id, 0);
+    }
+  }
+
+  private async delete(id: string, gracePeriodSeconds: number): Promise<void> {
+    const { namespace } = this.options;
+    try {
+      await this.call('pod delete', ({ core }, options) =>
+        core.deleteNamespacedPod({ name: id, namespace, gracePeriodSeconds }, options),
+      );
+    } catch (error) {
+      if (!isKubeGone(error)) throw error;
+    }
+  }
+
+  async list({ instanceId, scope, kind, live = false }: BoxFilter): Promise<BoxInfo[]> {
+    const selector = [`${SANDBOX_LABEL}=1`];
+    if (instanceId !== undefined) selector.push(`${INSTANCE_LABEL}=${instanceId}`);
+    if (scope !== undefined) selector.push(`${SCOPE_LABEL}=${scope}`);
+    if (kind !== undefined) selector.push(`${KIND_LABEL}=${kind}`);
+    const { namespace } = this.options;
+    const list = await this.call('pod list', ({ core }, options) =>
+      core.listNamespacedPod({ namespace, labelSelector: selector.join(',') }, options),
+    );
+    const boxes = list.items.map(podInfo);
+    // A pod being deleted still runs on its node: it counts as live until it is gone.
+    return live ? boxes.filter(box => box.state !== 'exited') : boxes;
+  }
+
+  toError(error: unknown, { inFlight = false }: { inFlight?: boolean } = {}): unknown {
+    return toKubeError(error, { engine: this.name, namespace: this.options.namespace, inFlight });
+  }
+
+  isTransportError(error: unknown): boolean {
+    return isKubeTransportError(error);
+  }
+
+  isGone(error: unknown): boolean {
+    return isKubeGone(error);
+  }
+
+  knownId(): boolean {
+    // Pods are named before they are made.
+    return true;
+  }
+}

@@ -22,6 +22,8 @@ import { waitForPod } from './pod-waits.ts';
 
 // Exit 128 + SIGKILL, as an OOM kill reports it.
 const SIGKILL_EXIT = 137;
+// How long a state asked for after a box's stream ended may wait for the kubelet to record it.
+const SETTLE_MS = 5_000;
 
 /** A "not there" answer of our own making (a pod gone while waited on), read as gone. */
 function gone(name: string): Error {
@@ -202,19 +204,24 @@ export class KubernetesDriver implements EngineDriver {
         if (isKubeGone(error)) return undefined;
         throw error;
       });
-    let state = await read();
-    // The kubelet may record the OOM kill a moment after the exit, as Docker does.
-    const deadline = performance.now() + 1_000;
-    while (
-      settle &&
-      state?.exitCode === SIGKILL_EXIT &&
-      !state.oomKilled &&
-      performance.now() < deadline
-    ) {
-      await new Promise(resolve => setTimeout(resolve, 100));
-      state = await read();
-    }
-    return state;
+    const state = await read();
+    if (!settle || state === undefined) return state;
+    if (!state.running && (state.exitCode !== SIGKILL_EXIT || state.oomKilled)) return state;
+    // Asked after its stream ended, a pod may still show running (the kubelet sees an exit at
+    // its next relist, about a second later) and an OOM kill may follow its exit: wait for both.
+    const settled = (found: BoxState) =>
+      !found.running && (found.exitCode !== SIGKILL_EXIT || found.oomKilled);
+    return await waitForPod({
+      ...{ clients: await this.clients(), namespace, name: id },
+      ...{ operation: 'pod exit', timeoutMs: SETTLE_MS, apiTimeoutMs: this.apiTimeoutMs },
+      decide: pod => {
+        const found = pod === undefined ? undefined : podState(pod);
+        return found === undefined || settled(found) ? { value: found } : undefined;
+      },
+    }).catch((error: unknown) => {
+      if (DockerTimeoutError.isInstance(error)) return read();
+      throw error;
+    });
   }
 
   async waitExit(id: string, abortSignal: AbortSignal): Promise<number> {

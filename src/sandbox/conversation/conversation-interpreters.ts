@@ -99,6 +99,7 @@ export class ConversationInterpreters {
       ...{ engines, options, history: this.history, known: this.known, instanceId },
       ...{ preimport: sandbox.preimport, dockerTimeoutMs: sandbox.dockerTimeoutMs },
       scope: sandbox.scope,
+      image: sandbox.image,
     });
   }
 

@@ -63,8 +63,11 @@ export async function startInterpreter({
   limits: ContainerLimits;
   /** Extra labels on the container. */
   labels: Record<string, string>;
-  /** The interpreter's secret: only requests carrying it are served. */
-  secret: string;
+  /**
+   * The interpreter's secret: only requests carrying it are served. None: a waiting interpreter
+   * of a shared pool, whose taker sends its own (`sendHello`).
+   */
+  secret: string | undefined;
   /** Hard bound of the container's life. */
   ttlMs: number;
   /** The supervisor exits after this long without a cell. */
@@ -96,10 +99,7 @@ export async function startInterpreter({
     ready.promise.catch(() => {});
     // Flushed before the stream is destroyed below: `ready` does not wait for the hello, and a
     // destroyed stream drops what it still buffers, leaving an interpreter that serves no one.
-    const hello = encodeHello(secret);
-    await new Promise<void>((resolve, reject) =>
-      stream.write(hello, error => (error ? reject(error) : resolve())),
-    );
+    if (secret !== undefined) await writeHello(stream, secret);
     if (!driver.streamsFromStart) {
       // The ready frame may have gone before the attach: then it is in what the box wrote.
       const early = await driver.earlyOutput(id).catch(() => Buffer.alloc(0));
@@ -110,6 +110,41 @@ export async function startInterpreter({
   } catch (error) {
     void cleanup.remove(id);
     throw error;
+  } finally {
+    stream.destroy();
+  }
+}
+
+function writeHello(stream: BoxStream, secret: string): Promise<void> {
+  return new Promise<void>((resolve, reject) =>
+    stream.write(encodeHello(secret), error => (error ? reject(error) : resolve())),
+  );
+}
+
+/**
+ * Gives a waiting interpreter (started without a secret) its secret: the supervisor adopts the
+ * first hello it reads, so only the replica whose claim won may send one.
+ *
+ * @example
+ * ```ts
+ * await sendHello({ driver, id, secret });
+ * ```
+ */
+export async function sendHello({
+  driver,
+  id,
+  secret,
+}: {
+  /** The interpreter's engine. */
+  driver: EngineDriver;
+  /** Its box. */
+  id: string;
+  /** The secret its conversation's handle will carry. */
+  secret: string;
+}): Promise<void> {
+  const stream = await driver.attach(id);
+  try {
+    await writeHello(stream, secret);
   } finally {
     stream.destroy();
   }

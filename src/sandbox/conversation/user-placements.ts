@@ -1,8 +1,11 @@
+import type { Engine } from '../engines/engine.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { inTurn } from '../../util/in-turn.ts';
 import type { ConversationHistory, Owner } from './history/conversation-history.ts';
+import { createHash } from 'node:crypto';
 import { InterpreterPool } from './interpreter-pool.ts';
+import { SharedInterpreterPool } from './shared-interpreter-pool.ts';
 import { type PlacedInterpreter, placeInterpreter } from './interpreter-placement.ts';
 import { type KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts';
 import { makeRoomForUser } from './user-interpreters.ts';
@@ -30,7 +33,7 @@ export class UserPlacements {
   private readonly known: Map<string, KnownInterpreter>;
   private readonly instanceId: string;
   private readonly preimport: readonly string[];
-  private readonly pool: InterpreterPool;
+  private readonly pool: InterpreterPool | SharedInterpreterPool;
   private readonly gate: PlacementGate;
   /** The tail of each user's queue of placements: their list in the store is read, then written. */
   private readonly placements = new Map<string, Promise<unknown>>();
@@ -46,6 +49,7 @@ export class UserPlacements {
     preimport,
     dockerTimeoutMs,
     scope,
+    image = '',
   }: {
     /** Where interpreters run. */
     engines: EngineSet;
@@ -63,6 +67,8 @@ export class UserPlacements {
     dockerTimeoutMs: number;
     /** The sandbox's scope (its bounds are its own). */
     scope?: string | undefined;
+    /** The sandbox's image (interpreters of other images are not taken from a shared pool). */
+    image?: string;
   }) {
     this.engines = engines;
     this.options = options;
@@ -72,10 +78,22 @@ export class UserPlacements {
     this.preimport = preimport;
     const gate = new PlacementGate({ engines, options, dockerTimeoutMs, scope });
     this.gate = gate;
-    this.pool = new InterpreterPool({
-      ...{ options, preimport },
-      reserve: engine => gate.reserve({ engine, ifRoom: true }).catch(() => undefined),
-    });
+    const reserve = (engine: Engine) =>
+      gate.reserve({ engine, ifRoom: true }).catch(() => undefined);
+    // Waiting interpreters on an engine every replica reaches (Kubernetes) are the cluster's.
+    const shared = engines.engines.length === 1 && engines.engines[0]!.driver.claim !== undefined;
+    this.pool = shared
+      ? new SharedInterpreterPool({
+          ...{ options, preimport, instanceId, reserve, engines },
+          key: createHash('sha256')
+            .update(
+              JSON.stringify([image, options.memoryBytes, options.pidsLimit, options.tmpfsMiB]),
+            )
+            .update(JSON.stringify([options.idleMs, options.maxLifeMs, preimport, scope ?? '']))
+            .digest('hex')
+            .slice(0, 16),
+        })
+      : new InterpreterPool({ ...{ options, preimport }, reserve });
   }
 
   /** Interpreters ready and waiting for a new conversation. */

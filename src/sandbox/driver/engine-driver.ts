@@ -88,6 +88,25 @@ export type BoxInfo = {
   state: 'starting' | 'running' | 'stopping' | 'exited';
   /** When it was created, epoch ms. */
   createdMs: number;
+  /** Its version (a Kubernetes resourceVersion), for a conditional `claim`. */
+  version?: string;
+  /** The engine's own object as listed (what `claim` updates). */
+  source?: unknown;
+};
+
+/**
+ * One small record every replica reads and writes with compare-and-set (on Kubernetes, a Lease
+ * object's annotation): what the bounds on interpreters are kept in when the engine's API server
+ * is the shared place.
+ */
+export type SharedRecord = {
+  /** The value and its version (both undefined when the record does not exist yet). */
+  read(): Promise<{ value: string | undefined; version: string | undefined }>;
+  /**
+   * Writes `value` if the record is still at `version` (undefined: creates it); false when
+   * another writer came first (read again and retry).
+   */
+  write(value: string, version: string | undefined): Promise<boolean>;
 };
 
 /** Which boxes a listing returns: always the sandbox's own label, and these. */
@@ -100,6 +119,8 @@ export type BoxFilter = {
   kind?: ContainerKind | undefined;
   /** Only those starting or running. */
   live?: boolean;
+  /** Only those waiting in the shared warm pool `pool` (`POOL_LABEL`). */
+  pool?: string | undefined;
 };
 
 /** What an engine's check found: the runtime to use and what the image says about itself. */
@@ -180,6 +201,25 @@ export interface EngineDriver {
   isTransportError(error: unknown): boolean;
   /** True for the engine's "already gone" answers, which a removal may ignore. */
   isGone(error: unknown): boolean;
+  /**
+   * Creates and starts a box without attaching to it, resolving once it runs (a waiting box of a
+   * shared pool, attached by whoever claims it). Engines whose boxes any replica can claim have it.
+   */
+  createBox?(
+    spec: BoxSpec,
+    options: {
+      cleanup: Pick<CleanupTracker, 'remove' | 'whenRemoved'>;
+      abortSignal?: AbortSignal | undefined;
+    },
+  ): Promise<string>;
+  /**
+   * Sets or (null) removes labels of a listed box if it is still at the version listed: one
+   * conditional update, so of replicas claiming the same box one wins (true), the others lose
+   * (false). Engines whose boxes any replica can reach have it (Kubernetes).
+   */
+  claim?(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean>;
+  /** The shared record `name` in the engine's API server (Kubernetes), for exact bounds. */
+  sharedRecord?(name: string): SharedRecord;
   /** Whether `id` surely names a box (a Docker create whose answer was lost knows only a name). */
   knownId(id: string): boolean;
   /**

@@ -47,6 +47,15 @@ export const KIND_LABEL = 'ai-toolbelt.sandbox.kind';
 export const PLACEMENT_LABEL = 'ai-toolbelt.sandbox.placement';
 
 /**
+ * The shared warm pool a waiting box belongs to (a key of its image, limits and start-up), on
+ * engines whose boxes any replica can claim: taking one removes the label in one conditional
+ * update.
+ */
+export const POOL_LABEL = 'ai-toolbelt.sandbox.pool';
+/** Set on a waiting box once its pre-imports are done (takers prefer those). */
+export const READY_LABEL = 'ai-toolbelt.sandbox.ready';
+
+/**
  * What a sandbox container is for: one run (`execute`), an `Experimental_SandboxSession`
  * (`session`) or a conversation's long-lived interpreter (`conversation`).
  *

@@ -7,11 +7,11 @@ import type { EgressGateway } from '../egress/egress-gateway.ts';
 import type { ResolvedDockerSandboxOptions } from '../options/docker-sandbox-options.ts';
 import type { SandboxNetworkUsage } from '../types.ts';
 import { INSTANCE_LABEL, SCOPE_LABEL } from '../driver/labels.ts';
-import { SandboxContainer } from '../run/sandbox-container.ts';
+import type { SandboxContainer } from '../run/sandbox-container.ts';
 import { removeInstanceContainers, sweepExpiredQuietly } from './engine-sweeps.ts';
 import { ProbeLoop } from './engine-health.ts';
 import type { EngineLink, SandboxEngineStatus } from './engine-types.ts';
-import { WarmPool } from '../run/warm-pool.ts';
+import { type RunPool, createRunPool } from './run-pool.ts';
 import { PendingWork } from '../../util/pending-work.ts';
 
 /**
@@ -35,7 +35,7 @@ export class Engine implements EngineLink {
   inFlight = 0;
   sessions = 0;
   runs = 0;
-  private pool: WarmPool | undefined;
+  private pool: RunPool | undefined;
   private readonly closingPools = new PendingWork();
   private readonly deferred = new Set<string>();
   private readonly lossListeners = new Set<(error: Error) => void>();
@@ -151,7 +151,7 @@ export class Engine implements EngineLink {
   unavailable(): unknown {
     if (this.lastError !== undefined && this.state === 'down') return this.lastError;
     return new SandboxUnavailableError({
-      reason: 'docker-unreachable',
+      reason: this.driver.kind === 'docker' ? 'docker-unreachable' : 'cluster-unreachable',
       engine: this.name,
       message: `The ${this.driver.kind === 'docker' ? 'Docker engine' : 'Kubernetes cluster'} ${this.name} is ${this.state === 'closed' ? 'closed' : 'not answering'}.`,
     });
@@ -234,22 +234,9 @@ export class Engine implements EngineLink {
     if (options.sweepOnStart || this.admissions > 0) await this.sweepExpired();
     if ((this.state as SandboxEngineStatus['state']) === 'closed') return;
     this.admissions++;
-    const limits = this.limits;
-    // A warm container may idle up to warmMaxAgeMs and then run up to maxTimeoutMs.
-    const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
-    this.pool = new WarmPool({
-      size: options.warmPoolSize,
-      maxConcurrentStarts: options.maxConcurrentStarts,
-      maxAgeMs: options.warmMaxAgeMs,
-      cleanup: this.cleanup,
-      start: ({ preimport }) =>
-        SandboxContainer.start({
-          driver: this.driver,
-          limits,
-          ttlMs,
-          preimport: preimport ? options.preimport : [],
-          cleanup: this.cleanup,
-        }),
+    this.pool = createRunPool({
+      ...{ driver: this.driver, options, limits: this.limits, cleanup: this.cleanup },
+      instanceId: this.instanceId,
     });
     this.pool.fill();
     this.driver.onUp?.(true, this.cleanup);

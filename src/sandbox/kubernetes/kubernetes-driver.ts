@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
 import type { BoxStream } from '../driver/box-stream.ts';
@@ -9,14 +10,23 @@ import type {
   ContainerLimits,
   EngineCheck,
   EngineDriver,
+  SharedRecord,
 } from '../driver/engine-driver.ts';
-import { INSTANCE_LABEL, KIND_LABEL, SANDBOX_LABEL, SCOPE_LABEL } from '../driver/labels.ts';
+import {
+  INSTANCE_LABEL,
+  KIND_LABEL,
+  POOL_LABEL,
+  SANDBOX_LABEL,
+  SCOPE_LABEL,
+} from '../driver/labels.ts';
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
 import { checkCluster } from './check-cluster.ts';
 import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
-import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';
+import { isKubeGone, isKubeTransportError, statusOf, toKubeError } from './kube-errors.ts';
+import { LeaseRecord } from './lease-record.ts';
 import { CONTAINER, podManifest, podName } from './pod-spec.ts';
-import { podInfo, podState, startOutcome } from './pod-state.ts';
+import { startPod } from './pod-start.ts';
+import { podInfo, podState } from './pod-state.ts';
 import { attachPod } from './pod-stream.ts';
 import { waitForPod } from './pod-waits.ts';
 
@@ -137,44 +147,62 @@ export class KubernetesDriver implements EngineDriver {
 
   async startBox(
     spec: BoxSpec,
-    { cleanup, abortSignal }: Parameters<EngineDriver['startBox']>[1],
+    options: Parameters<EngineDriver['startBox']>[1],
   ): Promise<{ id: string; stream: BoxStream }> {
-    const name = podName(spec.kind);
-    const body = podManifest({ name, spec, options: this.options });
-    const { namespace } = this.options;
+    const name = await this.createBox(spec, options);
     try {
-      await this.call('pod create', ({ core }, options) =>
-        core.createNamespacedPod({ namespace, body }, options),
-      );
-    } catch (error) {
-      // A create that timed out may still have made it; an answer (or no connection) did not.
-      if (DockerTimeoutError.isInstance(error)) void cleanup.remove(name);
-      throw error;
-    }
-    let waiting = 'pending';
-    try {
-      await waitForPod({
-        ...{ clients: await this.clients(), namespace, name, abortSignal },
-        operation: 'pod start',
-        timeoutMs: this.options.podStartTimeoutMs,
-        apiTimeoutMs: this.apiTimeoutMs,
-        decide: pod => {
-          const outcome = startOutcome({ pod, engine: this.name, image: this.image });
-          if ('value' in outcome) return outcome;
-          waiting = outcome.waiting;
-          return undefined;
-        },
-      });
       return { id: name, stream: await this.attach(name) };
     } catch (error) {
-      void cleanup.remove(name);
-      if (!DockerTimeoutError.isInstance(error) || error.operation !== 'pod start') throw error;
-      // Say what it was waiting for (a node with room, the image...).
-      throw new DockerTimeoutError({
-        ...{ operation: `pod start (${name}: ${waiting})`, timeoutMs: error.timeoutMs },
-        ...{ engine: this.name, kind: 'kubernetes' },
-      });
+      void options.cleanup.remove(name);
+      throw error;
     }
+  }
+
+  async createBox(
+    spec: BoxSpec,
+    { cleanup, abortSignal }: Parameters<EngineDriver['startBox']>[1],
+  ): Promise<string> {
+    return await startPod({
+      ...{ clients: await this.clients(), options: this.options, spec, engine: this.name },
+      ...{ apiTimeoutMs: this.apiTimeoutMs, cleanup, abortSignal },
+    });
+  }
+
+  async claim(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean> {
+    const pod = box.source as V1Pod | undefined;
+    if (pod?.metadata?.resourceVersion === undefined) return false;
+    const merged: Record<string, string> = { ...pod.metadata.labels };
+    for (const [key, value] of Object.entries(labels)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    const { namespace } = this.options;
+    // The pod as listed, at its resourceVersion: the API server refuses the update (409) if
+    // anything changed it since, such as another replica's claim.
+    const body: V1Pod = {
+      ...pod,
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { ...pod.metadata, labels: merged },
+    };
+    try {
+      await this.call('pod update (claim)', ({ core }, options) =>
+        core.replaceNamespacedPod({ name: box.id, namespace, body }, options),
+      );
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 409 || isKubeGone(error)) return false;
+      throw error;
+    }
+  }
+
+  sharedRecord(name: string): SharedRecord {
+    return new LeaseRecord({
+      clients: () => this.clients(),
+      namespace: this.options.namespace,
+      name,
+      apiTimeoutMs: this.apiTimeoutMs,
+    });
   }
 
   async attach(id: string): Promise<BoxStream> {
@@ -269,9 +297,10 @@ export class KubernetesDriver implements EngineDriver {
     }
   }
 
-  async list({ instanceId, scope, kind, live = false }: BoxFilter): Promise<BoxInfo[]> {
+  async list({ instanceId, scope, kind, live = false, pool }: BoxFilter): Promise<BoxInfo[]> {
     const selector = [`${SANDBOX_LABEL}=1`];
     if (instanceId !== undefined) selector.push(`${INSTANCE_LABEL}=${instanceId}`);
+    if (pool !== undefined) selector.push(`${POOL_LABEL}=${pool}`);
     if (scope !== undefined) selector.push(`${SCOPE_LABEL}=${scope}`);
     if (kind !== undefined) selector.push(`${KIND_LABEL}=${kind}`);
     const { namespace } = this.options;

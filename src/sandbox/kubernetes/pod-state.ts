@@ -62,6 +62,10 @@ export function podInfo(pod: V1Pod): BoxInfo {
           ? 'stopping'
           : 'exited',
     createdMs: new Date(pod.metadata?.creationTimestamp ?? 0).getTime(),
+    ...(pod.metadata?.resourceVersion === undefined
+      ? {}
+      : { version: pod.metadata.resourceVersion }),
+    source: pod,
   };
 }
 

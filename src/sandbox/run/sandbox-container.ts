@@ -1,7 +1,7 @@
 import { READY_MARKER, bootstrapCommand } from '../in-container/bootstrap.ts';
 import type { BoxStream, OutputSink } from '../driver/box-stream.ts';
 import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
-import type { ContainerLimits, EngineDriver } from '../driver/engine-driver.ts';
+import type { BoxSpec, ContainerLimits, EngineDriver } from '../driver/engine-driver.ts';
 import { ByteBuffer } from '../output/byte-buffer.ts';
 
 /**
@@ -36,15 +36,17 @@ export class SandboxContainer {
     stream,
     ttlMs,
     preimported,
+    startedAt = Date.now(),
   }: {
     id: string;
     stream: BoxStream;
     ttlMs: number;
     preimported: boolean;
+    startedAt?: number;
   }) {
     this.id = id;
     this.stream = stream;
-    this.startedAt = Date.now();
+    this.startedAt = startedAt;
     this.expiresAt = this.startedAt + ttlMs;
     this.preimported = preimported;
     stream.onOutput((which, payload) => this.route(which, payload));
@@ -76,6 +78,29 @@ export class SandboxContainer {
     }
   }
 
+  /** The box of a one-use run: the bootstrap under `timeout -s KILL`, stdin closed after the code. */
+  static spec({
+    limits,
+    ttlMs,
+    preimport = [],
+  }: {
+    /** Image, runtime, resource limits and labels. */
+    limits: ContainerLimits;
+    /** Its life bound. */
+    ttlMs: number;
+    /** Modules the bootstrap imports while it waits for code. */
+    preimport?: readonly string[];
+  }): BoxSpec {
+    return {
+      limits,
+      cmd: bootstrapCommand({ ttlMs, preimport }),
+      ttlMs,
+      kind: 'execute',
+      stdinOnce: true,
+      init: false,
+    };
+  }
+
   /**
    * Starts a box and attaches to it (through the engine's driver, each call with its deadline).
    * On failure the box, if made, is handed to `cleanup` for removal.
@@ -99,19 +124,49 @@ export class SandboxContainer {
     cleanup: CleanupTracker;
   }): Promise<SandboxContainer> {
     const { id, stream } = await driver.startBox(
+      SandboxContainer.spec({ limits, ttlMs, preimport }),
       {
-        limits,
-        cmd: bootstrapCommand({ ttlMs, preimport }),
-        ttlMs,
-        kind: 'execute',
-        stdinOnce: true,
-        init: false,
+        cleanup,
       },
-      { cleanup },
     );
     const started = new SandboxContainer({ id, stream, ttlMs, preimported: preimport.length > 0 });
     if (!driver.streamsFromStart) await started.readyBeforeAttach(driver);
     return started;
+  }
+
+  /**
+   * A box started earlier (by any replica) and claimed from a shared pool: attached now, ready
+   * if `ready` says so or its early output shows the marker.
+   */
+  static async attach({
+    driver,
+    id,
+    startedAt,
+    expiresAt,
+    preimported,
+    ready,
+  }: {
+    /** The engine. */
+    driver: EngineDriver;
+    /** The claimed box. */
+    id: string;
+    /** When it was made (epoch ms). */
+    startedAt: number;
+    /** When its TTL ends it (epoch ms). */
+    expiresAt: number;
+    /** Whether it was asked to pre-import. */
+    preimported: boolean;
+    /** Its pre-imports are known to be done. */
+    ready: boolean;
+  }): Promise<SandboxContainer> {
+    const stream = await driver.attach(id);
+    const claimed = new SandboxContainer({
+      ...{ id, stream, preimported, startedAt },
+      ttlMs: Math.max(0, expiresAt - startedAt),
+    });
+    if (ready) claimed.isReady = true;
+    else await claimed.readyBeforeAttach(driver);
+    return claimed;
   }
 
   /**

@@ -9,7 +9,7 @@ import {
   listEngines,
   placementOf,
 } from './engine-listing.ts';
-import type { LeaseAnswer, RedisLeases } from './redis-leases.ts';
+import type { LeaseAnswer, Leases } from './redis-leases.ts';
 
 /** Room held for one interpreter while it starts. */
 export type HeldRoom = {
@@ -51,7 +51,7 @@ export class LeasedRoom {
   private readonly engines: EngineSet;
   private readonly options: ResolvedConversationOptions;
   private readonly dockerTimeoutMs: number;
-  private readonly leases: RedisLeases;
+  private readonly leases: Leases;
 
   constructor({
     engines,
@@ -66,7 +66,7 @@ export class LeasedRoom {
     /** Deadline of each Docker call. */
     dockerTimeoutMs: number;
     /** The app's leases. */
-    leases: RedisLeases;
+    leases: Leases;
   }) {
     this.engines = engines;
     this.options = options;

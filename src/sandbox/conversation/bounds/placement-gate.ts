@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { RedisScriptClient } from '../../../util/redis/redis-store-client.ts';
 import type { BoxInfo } from '../../driver/engine-driver.ts';
 import { PLACEMENT_LABEL } from '../../driver/labels.ts';
@@ -13,6 +13,7 @@ import {
   listEngines,
 } from './engine-listing.ts';
 import { type HeldRoom, LeasedRoom } from './leased-room.ts';
+import { recordLeases } from './record-leases.ts';
 import { findLeases } from './redis-leases.ts';
 
 export type { KnownInterpreter } from './engine-listing.ts';
@@ -22,10 +23,12 @@ export type Reservation = HeldRoom;
 
 /**
  * Where a process places conversation interpreters: under `maxInterpreters` (all engines),
- * `maxPerEngine` and, with Redis, `maxPerUser`, and with at most `maxConcurrentStarts` starting
- * at once in this process.
+ * `maxPerEngine` and, with Redis or on Kubernetes, `maxPerUser`, and with at most
+ * `maxConcurrentStarts` starting at once in this process.
  *
- * With a Redis store (unstorage's redis driver, or a client given as `conversations.redis`) the
+ * On a Kubernetes engine the room is reserved in its API server (a Lease object written with
+ * compare-and-set, see `recordLeases`), exactly as with Redis and whatever the store. With a
+ * Redis store (unstorage's redis driver, or a client given as `conversations.redis`) the
  * room is reserved atomically in Redis (see `LeasedRoom`): replicas sharing it never pass the
  * bounds together. Otherwise the bounds count live containers (every replica's, from the
  * engines' labels) plus this process's placements still starting; counting and reserving are one
@@ -147,11 +150,22 @@ export class PlacementGate {
   private room(): Promise<LeasedRoom | undefined> {
     if (this.leased === undefined) {
       const { engines, options, dockerTimeoutMs } = this;
-      const leased = findLeases({
-        store: options.store,
-        client: this.redis,
-        scope: this.scope,
-      }).then(leases => leases && new LeasedRoom({ engines, options, dockerTimeoutMs, leases }));
+      // An engine whose API server every replica shares (Kubernetes) holds the leases itself.
+      const [single] = engines.engines;
+      const record =
+        engines.engines.length === 1
+          ? single!.driver.sharedRecord?.(
+              // A scope may hold what an object's name may not: its hash goes in the name.
+              `ai-toolbelt-interpreters${this.scope === undefined ? '' : `-${createHash('sha256').update(this.scope).digest('hex').slice(0, 16)}`}`,
+            )
+          : undefined;
+      const found =
+        record !== undefined
+          ? Promise.resolve(recordLeases(record))
+          : findLeases({ store: options.store, client: this.redis, scope: this.scope });
+      const leased = found.then(
+        leases => leases && new LeasedRoom({ engines, options, dockerTimeoutMs, leases }),
+      );
       // Redis not answering is not a store without Redis: asked again next time.
       leased.catch(() => (this.leased = undefined));
       this.leased = leased;

@@ -24,9 +24,13 @@ export type Listing = { listedAt: number; listed: Record<string, string[]> };
 // Where the leases of an app (a scope) are kept, under the store's prefix of conversations.
 const LEASES_KEY = 'ai-toolbelt:conversation:leases';
 
+/** Runs one lease request atomically and answers with the reply's JSON value. */
+export type LeaseRunner = (request: Record<string, unknown>) => Promise<unknown>;
+
 /**
- * The leases of one app's interpreters in its Redis (see `LEASE_SCRIPT`): every call is one
- * atomic run of the script.
+ * The leases of one app's interpreters (see `LEASE_SCRIPT`): in its Redis, every call one
+ * atomic run of the script; or, given `run`, wherever that runs the same rules atomically (a
+ * Kubernetes API server, see `recordLeases`).
  *
  * @example
  * ```ts
@@ -34,21 +38,29 @@ const LEASES_KEY = 'ai-toolbelt:conversation:leases';
  * const answer = await leases?.reserve({ id, engine: 'local', user: '', listing, ttlMs: 15_000, bounds });
  * ```
  */
-export class RedisLeases {
-  private readonly client: RedisScriptClient;
-  private readonly key: string;
+export class Leases {
+  private readonly runner: LeaseRunner;
 
-  constructor({
-    client,
-    key,
-  }: {
-    /** Runs the script (ioredis's `eval`). */
-    client: RedisScriptClient;
-    /** The Redis key of the app's leases. */
-    key: string;
-  }) {
-    this.client = client;
-    this.key = key;
+  constructor(
+    options:
+      | {
+          /** Runs the script (ioredis's `eval`). */
+          client: RedisScriptClient;
+          /** The Redis key of the app's leases. */
+          key: string;
+        }
+      | {
+          /** Runs a request atomically elsewhere. */
+          run: LeaseRunner;
+        },
+  ) {
+    if ('run' in options) {
+      this.runner = options.run;
+    } else {
+      const { client, key } = options;
+      this.runner = async request =>
+        JSON.parse(String(await client.eval(LEASE_SCRIPT, 1, key, JSON.stringify(request))));
+    }
   }
 
   /** Redis's time, ms: taken before a listing, so leases confirmed after it are not judged by it. */
@@ -115,10 +127,12 @@ export class RedisLeases {
   }
 
   private async run<T>(request: Record<string, unknown>): Promise<T> {
-    const reply = await this.client.eval(LEASE_SCRIPT, 1, this.key, JSON.stringify(request));
-    return JSON.parse(String(reply)) as T;
+    return (await this.runner(request)) as T;
   }
 }
+
+/** The leases in Redis (see `findLeases`). */
+export type RedisLeases = Leases;
 
 // An empty Lua table is encoded `{}`, never `[]`.
 function answer(reply: { ok?: boolean; full?: string; spare?: unknown }): LeaseAnswer {
@@ -152,10 +166,10 @@ export async function findLeases({
   scope?: string | undefined;
 }): Promise<RedisLeases | undefined> {
   const key = scope === undefined ? LEASES_KEY : `${LEASES_KEY}:${scope}`;
-  if (client !== undefined) return new RedisLeases({ client, key });
+  if (client !== undefined) return new Leases({ client, key });
   if (store === undefined) return undefined;
   const found = await redisStoreClient<RedisScriptClient>({
     ...{ storage: store, key, commands: ['eval'] },
   });
-  return found && new RedisLeases({ client: found.client, key: found.redisKey(key) });
+  return found && new Leases({ client: found.client, key: found.redisKey(key) });
 }

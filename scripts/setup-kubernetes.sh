@@ -24,6 +24,8 @@
 #   --image NAME    the sandbox image to import (default: the one setup-sandbox.sh builds)
 #   --build-only    build the binaries into the cache and exit (CI starts this early, in the
 #                   background; a later run waits for it)
+#   --restart-node  kill -9 the kubelet and containerd and start them again, as a node crash and
+#                   reboot would (the pods' gVisor sandboxes live on); for the tests
 #
 # Environment:
 #   AI_TOOLBELT_SANDBOX_IMAGE  the sandbox image (as for setup-sandbox.sh)
@@ -33,6 +35,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 STOP=0
 STATUS=0
 BUILD_ONLY=0
+RESTART_NODE=0
 IMAGE=
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -40,8 +43,9 @@ while [ "$#" -gt 0 ]; do
   --status) STATUS=1 && shift ;;
   --image) IMAGE="${2:?--image needs a name}" && shift 2 ;;
   --build-only) BUILD_ONLY=1 && shift ;;
+  --restart-node) RESTART_NODE=1 && shift ;;
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' && exit 0 ;;
-  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME, --build-only)" >&2 && exit 2 ;;
+  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME, --build-only, --restart-node)" >&2 && exit 2 ;;
   esac
 done
 
@@ -92,6 +96,14 @@ IMAGE="${IMAGE:-${AI_TOOLBELT_SANDBOX_IMAGE:-$default_image}}"
 
 if [ "$STOP" = 1 ]; then
   stop_cluster
+  exit 0
+fi
+if [ "$RESTART_NODE" = 1 ]; then
+  cluster_up || die "the cluster is not up (${WHY_DOWN:-down}); start it first"
+  started=$SECONDS
+  k8s_build
+  restart_node
+  log "the node is back in $((SECONDS - started)) s"
   exit 0
 fi
 if [ "$STATUS" = 1 ]; then

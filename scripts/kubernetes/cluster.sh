@@ -189,11 +189,18 @@ start_control_plane() {
 }
 
 start_node() {
+  start_containerd
+  import_images
+  start_kubelet
+}
+
+start_containerd() {
   log "starting containerd (socket $RUN/containerd.sock)"
   start_process containerd containerd --config "$ETC/containerd.toml"
   wait_for "containerd" 60 containerd ctr --address "$RUN/containerd.sock" version
-  import_images
+}
 
+start_kubelet() {
   # The kubelet sets six kernel settings when they differ from what it wants (vm.overcommit_memory,
   # kernel.panic, kernel.panic_on_oops, ...). It runs in a mount namespace of its own where those
   # files read as it wants them, so the host's stay as they are. Its volume mounts reach the host
@@ -217,6 +224,22 @@ start_node() {
     "$BIN_DIR/kubelet" --config "$ETC/kubelet.yaml" --kubeconfig "$ETC/kubelet.kubeconfig" \
     --hostname-override "$NODE_NAME" --root-dir "$LIB/kubelet" --cert-dir "$LIB/kubelet/pki"
   wait_for "node $NODE_NAME to be Ready" 120 kubelet node_ready
+}
+
+# A node restart as a crash does it: kill -9 of the kubelet and containerd (their shims and the
+# pods' gVisor sandboxes live on), then both started again; the control plane is left alone.
+restart_node() {
+  local name pid
+  for name in kubelet containerd; do
+    pid="$(pid_of "$name")"
+    alive "$pid" "" || die "$name is not running: start the cluster first"
+    log "killing $name (pid $pid) with SIGKILL"
+    kill -KILL "$pid"
+    gone_within "$pid" 40 || die "$name (pid $pid) survived SIGKILL"
+    rm -f "$RUN/pids/$name.pid"
+  done
+  start_containerd
+  start_kubelet
 }
 
 import_images() {

@@ -104,7 +104,7 @@ if (toolbox.index.retrieval === 'lexical' && embedder.embeddingModel) {
 }
 console.log(
   python.sandbox
-    ? '[python] sandbox ready (Docker + gVisor)'
+    ? `[python] sandbox ready (${python.sandbox.engineStatus()[0]?.name.startsWith('kubernetes') ? 'Kubernetes pods' : 'Docker'} + gVisor)`
     : `[python] disabled: ${python.problem}`,
 );
 

@@ -10,8 +10,9 @@ export type PythonSandboxSetup = {
 };
 
 /**
- * Opens the Docker + gVisor sandbox for the python tool, checking the engine,
- * the `runsc` runtime and the image up front, so a machine without them gets
+ * Opens the gVisor sandbox for the python tool (Docker, or the Kubernetes cluster
+ * `AI_TOOLBELT_SANDBOX_ENGINE=kubernetes` names), checking the engine, the gVisor
+ * runtime and the image up front, so a machine without them gets
  * one clear message at start-up (and a chat without the python tool) instead
  * of failing tool calls later. Each chat keeps one live interpreter: with a
  * shared store and `SANDBOX_STATE_KEY` its handle and history go to the store

@@ -22,11 +22,14 @@
 //   replaying);
 // - conversation-burst (conversation-burst.json): a burst of 50 new conversations from 50 users
 //   on two replicas sharing a redis-server store (started by the bench) against
-//   maxInterpreters 8, then the same burst on a store without Redis.
+//   maxInterpreters 8, then the same burst on a store without Redis;
+// - kubernetes (sandbox-kubernetes.json): the Kubernetes engine beside the Docker engine, the
+//   same cases for each (see kubernetes.ts); needs the local cluster (setup-kubernetes.sh).
 // Prints one JSON line per measurement.
 // Usage: node bench/sandbox.ts [--runs 30] [--seconds 10] [--rounds 3] [--warmup-runs 8]
 //   [--starts 2] [--sizing-starts 6] [--data-runs 8] [--restores 3]
-//   [--only basic|sizing|data|conversation|conversation-burst]
+//   [--only basic|sizing|data|conversation|conversation-burst|kubernetes]
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { DEFAULT_SANDBOX_IMAGE, DockerSandbox } from '../src/sandbox/index.ts';
@@ -36,6 +39,7 @@ import { benchConversation } from './conversation.ts';
 import { benchConversationBurst } from './conversation-burst.ts';
 import { benchNotebookCells } from './notebook-cells.ts';
 import { benchDataStack } from './data-stack.ts';
+import { KUBERNETES_CONFIG, benchEngines } from './kubernetes.ts';
 import { engineFloor } from './engine-floor.ts';
 import { idleMiB } from './idle-memory.ts';
 import {
@@ -211,6 +215,17 @@ if (wanted('conversation-burst')) {
     '50 users at once over two replicas sharing a redis-server store, then over a store without Redis',
   ]);
   file.row(await benchConversationBurst({ docker, image }));
+  await file.save();
+}
+// Only with the local cluster (or asked for by name, which then says what is missing).
+if (only === 'kubernetes' || (only === undefined && existsSync(KUBERNETES_CONFIG))) {
+  const file = results('sandbox-kubernetes', [
+    'each engine in turn, the same image and limits; pre-imports off',
+    'cold: no warm pool; warm: a ready pool box (refilled between runs); cell: print(1) in a live interpreter',
+    'sustained: 4 callers, a pool of 4, 4 slots, steady state after the warm-up runs',
+  ]);
+  const rows = await benchEngines({ docker, image, runs, seconds, warmupRuns });
+  for (const row of rows) file.row(row);
   await file.save();
 }
 const leaked = await listSandboxContainers({ docker, pid: process.pid });

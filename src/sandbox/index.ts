@@ -1,4 +1,5 @@
-// ai-toolbelt/sandbox: Docker + gVisor execution. This subpath loads dockerode; the root entry does
+// ai-toolbelt/sandbox: gVisor execution on Docker engines or a Kubernetes cluster. This subpath
+// loads dockerode (and, for a Kubernetes engine only, @kubernetes/client-node); the root entry does
 // not. Its errors are also exported here (the same classes as the root entry's).
 export type * from './types.ts';
 export type * from './chart-types.ts';
@@ -10,6 +11,7 @@ export type { EgressOptions } from './egress/egress-options.ts';
 export type { EgressRule } from './egress/egress-rules.ts';
 export type { FleetOptions } from './options/fleet-options.ts';
 export type { SandboxEngine, SandboxEngineOptions } from './options/engine-address.ts';
+export type { KubernetesEngineOptions } from './options/kubernetes-options.ts';
 export type { SandboxEngineStatus } from './engines/engine-types.ts';
 export { DockerSandboxSession } from './session/docker-sandbox-session.ts';
 export type { SessionOptions, SessionRunResult } from './session/session-options.ts';

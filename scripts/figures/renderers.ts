@@ -1,6 +1,7 @@
 // Every figure the docs may quote, by name (see update-docs.ts for the markers).
 import { egressFigureRenderers } from './egress-figures.ts';
 import { embeddingFigures } from './embedding-figures.ts';
+import { kubernetesFigures } from './kubernetes-figures.ts';
 import { middlewareFigures } from './middleware-figures.ts';
 import { qualityFigures } from './quality-figures.ts';
 import { retrievalFigures } from './retrieval-figures.ts';
@@ -11,6 +12,7 @@ import type { Renderers } from './update-docs.ts';
 export const RENDERERS: Renderers = [
   egressFigureRenderers,
   embeddingFigures,
+  kubernetesFigures,
   middlewareFigures,
   qualityFigures,
   retrievalFigures,

@@ -21,14 +21,7 @@ async function replicas(
   const pair = await Promise.all(
     [0, 1].map(() =>
       DockerSandbox.create({
-        engines: [
-          {
-            kubernetes: {
-              ...{ kubeconfig: ns.kubeconfig, namespace: ns.namespace },
-              imagePullPolicy: 'Never',
-            },
-          },
-        ],
+        engines: [ns.engine()],
         ...{ image: SANDBOX_IMAGE, warmPoolSize, preimport: [], ...(scope ? { scope } : {}) },
         conversations: {
           store: createStorage(),

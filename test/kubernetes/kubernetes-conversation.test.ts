@@ -17,15 +17,7 @@ const conversationOf = (userId = 'alice') => ({ id: `chat-${++conversations}`, u
 
 function options(): DockerSandboxOptions {
   return {
-    engines: [
-      {
-        kubernetes: {
-          kubeconfig: ns.kubeconfig,
-          namespace: ns.namespace,
-          imagePullPolicy: 'Never',
-        },
-      },
-    ],
+    engines: [ns.engine()],
     image: SANDBOX_IMAGE,
     warmPoolSize: 0,
     preimport: [],

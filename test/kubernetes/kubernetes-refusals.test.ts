@@ -21,7 +21,7 @@ let ns: SandboxNamespace;
 const dir = mkdtempSync(join(tmpdir(), 'aitb-refusals-'));
 
 function engine(kubernetes: Record<string, unknown>) {
-  return { kubernetes: { kubeconfig: ns.kubeconfig, namespace: ns.namespace, ...kubernetes } };
+  return ns.engine(kubernetes);
 }
 
 async function refusal(options: Parameters<typeof DockerSandbox.create>[0]): Promise<unknown> {

@@ -15,15 +15,7 @@ let sandbox: DockerSandbox;
 
 function options(): DockerSandboxOptions {
   return {
-    engines: [
-      {
-        kubernetes: {
-          kubeconfig: ns.kubeconfig,
-          namespace: ns.namespace,
-          imagePullPolicy: 'Never',
-        },
-      },
-    ],
+    engines: [ns.engine()],
     image: SANDBOX_IMAGE,
     warmPoolSize: 1,
     preimport: [],

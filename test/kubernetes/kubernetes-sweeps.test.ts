@@ -58,14 +58,7 @@ describeKubernetes('Kubernetes engine: ends of life that need no replica', () =>
     await leftoverPod('fresh', { ttlMs: 600_000 });
     await leftoverPod('expired-other-scope', { ttlMs: -120_000, scope: 'billing' });
     const sandbox = await DockerSandbox.create({
-      engines: [
-        {
-          kubernetes: {
-            ...{ kubeconfig: ns.kubeconfig, namespace: ns.namespace },
-            imagePullPolicy: 'Never',
-          },
-        },
-      ],
+      engines: [ns.engine()],
       image: SANDBOX_IMAGE,
       warmPoolSize: 0,
     });

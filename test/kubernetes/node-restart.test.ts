@@ -19,15 +19,7 @@ describeKubernetes('Kubernetes engine: a node restart mid-conversation', () => {
   beforeAll(async () => {
     ns = await createSandboxNamespace();
     sandbox = await DockerSandbox.create({
-      engines: [
-        {
-          kubernetes: {
-            kubeconfig: ns.kubeconfig,
-            namespace: ns.namespace,
-            imagePullPolicy: 'Never',
-          },
-        },
-      ],
+      engines: [ns.engine()],
       ...{ image: SANDBOX_IMAGE, warmPoolSize: 1, preimport: [] },
       conversations: { warmPoolSize: 0 },
     });

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubernetesEngineOptions } from '../../src/sandbox/index.ts';
 import { KUBECONFIG, kubectl } from './cluster.ts';
 
 const MANIFEST = join(
@@ -22,6 +23,11 @@ export type SandboxNamespace = {
   namespace: string;
   /** A kubeconfig of the namespace's `ai-toolbelt-app` service account (the documented Role). */
   kubeconfig: string;
+  /**
+   * The namespace as the sandbox's engine, with the app's kubeconfig and the images the local
+   * cluster imported (`imagePullPolicy: Never`), and `options` on top.
+   */
+  engine(options?: Partial<KubernetesEngineOptions>): { kubernetes: KubernetesEngineOptions };
   /** The namespace's pods now (name and phase). */
   pods(): Promise<Array<{ name: string; phase: string; deleting: boolean }>>;
   /** Deletes the namespace and the kubeconfig. */
@@ -79,6 +85,9 @@ export async function createSandboxNamespace(
   return {
     namespace,
     kubeconfig,
+    engine: (options = {}) => ({
+      kubernetes: { kubeconfig, namespace, imagePullPolicy: 'Never', ...options },
+    }),
     pods: async () => {
       const listed = JSON.parse(await kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])) as {
         items: Array<{

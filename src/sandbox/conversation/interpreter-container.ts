@@ -2,7 +2,9 @@ import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.
 import type { BoxStream } from '../driver/box-stream.ts';
 import type { CleanupTracker } from '../driver/cleanup-tracker.ts';
 import type { ContainerLimits, EngineDriver } from '../driver/engine-driver.ts';
+import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import { pythonSource } from '../in-container/python-source.ts';
+import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
 import { CellFrameParser, READY_FRAME, encodeHello } from './cell-protocol.ts';
 
 /** Stderr kept from a supervisor that failed to start (it says why). */
@@ -113,6 +115,59 @@ export async function startInterpreter({
   } finally {
     stream.destroy();
   }
+}
+
+/**
+ * `startInterpreter` on `engine` with the conversations' limits (memory, pids, /tmp), life and
+ * idle expiry, under the placement `placement` (its label).
+ *
+ * @example
+ * ```ts
+ * const id = await startOnEngine({ engine, options, placement: reservation.id, secret, preimport });
+ * ```
+ */
+export function startOnEngine({
+  engine,
+  options,
+  placement,
+  labels = {},
+  secret,
+  preimport,
+  abortSignal,
+}: {
+  /** Where it runs. */
+  engine: {
+    driver: EngineDriver;
+    limits: ContainerLimits | undefined;
+    cleanup: CleanupTracker;
+  };
+  /** The conversations' options. */
+  options: Pick<
+    ResolvedConversationOptions,
+    'memoryBytes' | 'pidsLimit' | 'tmpfsMiB' | 'maxLifeMs' | 'idleMs' | 'startTimeoutMs'
+  >;
+  /** Its placement id. */
+  placement: string;
+  /** More labels. */
+  labels?: Record<string, string>;
+  /** Its secret (none: a waiting interpreter of a shared pool). */
+  secret: string | undefined;
+  /** Modules imported before the first cell. */
+  preimport: readonly string[];
+  /** Stops the start. */
+  abortSignal?: AbortSignal | undefined;
+}): Promise<string> {
+  const { memoryBytes, pidsLimit, tmpfsMiB } = options;
+  return startInterpreter({
+    driver: engine.driver,
+    limits: { ...engine.limits!, memoryBytes, pidsLimit, tmpfsMiB },
+    labels: { ...labels, [PLACEMENT_LABEL]: placement },
+    ...{ secret, preimport, ...(abortSignal ? { abortSignal } : {}) },
+    ttlMs: options.maxLifeMs,
+    idleMs: options.idleMs,
+    startTimeoutMs: options.startTimeoutMs,
+    cleanup: engine.cleanup,
+  });
 }
 
 function writeHello(stream: BoxStream, secret: string): Promise<void> {

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { SandboxBusyError } from '../../errors/sandbox-busy-error.ts';
 import type { Engine } from '../engines/engine.ts';
 import type { EngineSet } from '../engines/engine-set.ts';
-import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
-import { startInterpreter } from './interpreter-container.ts';
+import { startOnEngine } from './interpreter-container.ts';
 import type { KnownInterpreter, PlacementGate } from './bounds/placement-gate.ts';
 
 /** A started interpreter and where it runs. */
@@ -85,21 +84,8 @@ export async function placeInterpreter({
       const reservation = (await gate.reserve({ engine, known, user, abortSignal }))!;
       try {
         const secret = randomBytes(16).toString('hex');
-        const limits = engine.limits!;
-        const id = await startInterpreter({
-          driver: engine.driver,
-          limits: {
-            ...limits,
-            memoryBytes: options.memoryBytes,
-            pidsLimit: options.pidsLimit,
-            tmpfsMiB: options.tmpfsMiB,
-          },
-          labels: { [PLACEMENT_LABEL]: reservation.id },
-          ...{ secret, preimport, abortSignal },
-          ttlMs: options.maxLifeMs,
-          idleMs: options.idleMs,
-          startTimeoutMs: options.startTimeoutMs,
-          cleanup: engine.cleanup,
+        const id = await startOnEngine({
+          ...{ engine, options, placement: reservation.id, secret, preimport, abortSignal },
         });
         await reservation.confirm(id, busyMs);
         return { engine, id, secret, startedAt: Date.now(), placement: reservation.id };

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Engine } from '../engines/engine.ts';
 import { PendingWork } from '../../util/pending-work.ts';
 import type { ResolvedConversationOptions } from '../options/conversation-options.ts';
-import { startInterpreter } from './interpreter-container.ts';
+import { startOnEngine } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
-import { PLACEMENT_LABEL } from '../driver/labels.ts';
 import type { Reservation } from './bounds/placement-gate.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer handed out. */
@@ -114,21 +113,9 @@ export class InterpreterPool {
       // A full engine keeps its room for conversations; the next take() tries again.
       reservation = await this.reserve(engine);
       if (reservation === undefined) return;
-      const id = await startInterpreter({
-        driver: engine.driver,
-        limits: {
-          ...engine.limits!,
-          memoryBytes: this.options.memoryBytes,
-          pidsLimit: this.options.pidsLimit,
-          tmpfsMiB: this.options.tmpfsMiB,
-        },
-        labels: { [PLACEMENT_LABEL]: reservation.id },
-        ...{ secret, preimport: this.preimport },
-        ttlMs: this.options.maxLifeMs,
-        idleMs: this.options.idleMs,
-        startTimeoutMs: this.options.startTimeoutMs,
-        cleanup: engine.cleanup,
-        abortSignal: this.stop.signal,
+      const id = await startOnEngine({
+        ...{ engine, options: this.options, placement: reservation.id, secret },
+        ...{ preimport: this.preimport, abortSignal: this.stop.signal },
       });
       await reservation.confirm(id, 0);
       const placed = {

@@ -7,7 +7,7 @@ import type { ResolvedConversationOptions } from '../options/conversation-option
 import { PendingWork } from '../../util/pending-work.ts';
 import { sortNewestFirst } from '../run/shared-warm-pool.ts';
 import type { Reservation } from './bounds/placement-gate.ts';
-import { sendHello, startInterpreter } from './interpreter-container.ts';
+import { sendHello, startOnEngine } from './interpreter-container.ts';
 import type { PlacedInterpreter } from './interpreter-placement.ts';
 
 /** How long before its idle expiry a waiting interpreter is no longer taken. */
@@ -155,19 +155,9 @@ export class SharedInterpreterPool {
   private async startOne(engine: Engine, reservation: Reservation): Promise<void> {
     this.starting.add(reservation.id);
     try {
-      const id = await startInterpreter({
-        driver: engine.driver,
-        limits: {
-          ...engine.limits!,
-          ...{ memoryBytes: this.options.memoryBytes, pidsLimit: this.options.pidsLimit },
-          tmpfsMiB: this.options.tmpfsMiB,
-        },
-        labels: { [PLACEMENT_LABEL]: reservation.id, [POOL_LABEL]: this.key },
-        ...{ secret: undefined, preimport: this.preimport },
-        ttlMs: this.options.maxLifeMs,
-        idleMs: this.options.idleMs,
-        startTimeoutMs: this.options.startTimeoutMs,
-        cleanup: engine.cleanup,
+      const id = await startOnEngine({
+        ...{ engine, options: this.options, placement: reservation.id, secret: undefined },
+        ...{ labels: { [POOL_LABEL]: this.key }, preimport: this.preimport },
         abortSignal: this.stop.signal,
       });
       await reservation.confirm(id, 0);

@@ -1,4 +1,3 @@
-import type { V1Pod } from '@kubernetes/client-node';
 import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
 import type { BoxStream } from '../driver/box-stream.ts';
@@ -22,8 +21,9 @@ import {
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
 import { checkCluster } from './check-cluster.ts';
 import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
-import { isKubeGone, isKubeTransportError, statusOf, toKubeError } from './kube-errors.ts';
+import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';
 import { LeaseRecord } from './lease-record.ts';
+import { claimPod } from './pod-claims.ts';
 import { CONTAINER, podManifest, podName } from './pod-spec.ts';
 import { startPod } from './pod-start.ts';
 import { podInfo, podState } from './pod-state.ts';
@@ -169,31 +169,10 @@ export class KubernetesDriver implements EngineDriver {
   }
 
   async claim(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean> {
-    const pod = box.source as V1Pod | undefined;
-    if (pod?.metadata?.resourceVersion === undefined) return false;
-    const merged: Record<string, string> = { ...pod.metadata.labels };
-    for (const [key, value] of Object.entries(labels)) {
-      if (value === null) delete merged[key];
-      else merged[key] = value;
-    }
-    const { namespace } = this.options;
-    // The pod as listed, at its resourceVersion: the API server refuses the update (409) if
-    // anything changed it since, such as another replica's claim.
-    const body: V1Pod = {
-      ...pod,
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { ...pod.metadata, labels: merged },
-    };
-    try {
-      await this.call('pod update (claim)', ({ core }, options) =>
-        core.replaceNamespacedPod({ name: box.id, namespace, body }, options),
-      );
-      return true;
-    } catch (error) {
-      if (statusOf(error) === 409 || isKubeGone(error)) return false;
-      throw error;
-    }
+    return await claimPod({
+      ...{ clients: await this.clients(), namespace: this.options.namespace, box, labels },
+      apiTimeoutMs: this.apiTimeoutMs,
+    });
   }
 
   sharedRecord(name: string): SharedRecord {

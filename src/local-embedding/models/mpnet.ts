@@ -95,7 +95,7 @@ export const MPNET: LocalModelSpec = {
       path: 'LICENSE',
       sha256: '23dcff16f1e27e06d1f043be852a6530141b2ac93b4e860664106225fda8e6fa',
       bytes: 11_702,
-      bundled: 'licences/all-mpnet-base-v2-LICENSE.txt',
+      bundled: 'all-mpnet-base-v2-LICENSE.txt',
     },
   ],
 };

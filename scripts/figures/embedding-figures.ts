@@ -1,5 +1,5 @@
 // Figures of bench:embedding: the local embedding models on this machine's CPU.
-import { measuredOn, mib, ms, num, table } from './format.ts';
+import { measuredOn, mib, ms, num, ratio, table } from './format.ts';
 import type { Results, Row } from './results.ts';
 import type { Renderers } from './update-docs.ts';
 
@@ -32,6 +32,7 @@ function embeddingTable(results: Results): string {
         'load',
         'query p50 / p95',
         `${tools} tools`,
+        'vs default (catalog / query)',
         'tools / s',
         'tokens / tool',
         'RSS growth',
@@ -45,6 +46,9 @@ function embeddingTable(results: Results): string {
           ms(n(row, 'loadMs')),
           `${ms(n(row, 'queryP50Ms'))} / ${ms(n(row, 'queryP95Ms'))}`,
           `${num(n(row, 'catalogS'), 1)} s`,
+          typeof row.catalogVsDefault === 'number'
+            ? `${ratio(n(row, 'catalogVsDefault'))} / ${ratio(n(row, 'queryP50VsDefault'))}`
+            : '',
           num(n(row, 'toolsPerS')),
           num(n(row, 'catalogMeanTokens'), 1),
           `${mib(n(row, 'rssGrowthMiB'))} (${num(n(row, 'rssBeforeLoadMiB'))} → ${num(n(row, 'rssAfterLoadMiB'))} → ${num(n(row, 'rssAfterCatalogMiB'))})`,
@@ -59,6 +63,7 @@ function embeddingTable(results: Results): string {
       `Load: from \`localEmbeddingModel()\` to \`await model.load()\` (the worker thread, ONNX Runtime and the tokenizer).`,
       `Query: one search's query at a time through \`doEmbed\` (${num(n(first, 'queryMeanTokens'), 1)} tokens on average), 200 calls after 20 warm-up ones.`,
       `Catalog: the BFCL dev tools repeated under new names to ${tools}, their index texts through \`embedMany\`; the main thread's event-loop delay meanwhile.`,
+      `vs default: the catalog's time and the query p50 over the default model's in the same run (the median of the runs' ratios; on a shared machine they vary less than the times).`,
       `RSS before loading → after → after the catalog, MiB.`,
       `Targets: load ≤ ${num(targets.loadMs / 1000, 1)} s, query p50 ≤ ${ms(targets.queryP50Ms)}, ${tools} tools ≤ ${num(targets.catalogS)} s, RSS growth ≤ ${mib(targets.rssGrowthMiB)}.`,
       measuredOn(file.machine, 'npm run bench:embedding'),

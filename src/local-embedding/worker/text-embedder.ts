@@ -26,7 +26,7 @@ export type TextEmbedder = {
 
 /**
  * Loads a model folder into ONNX Runtime (CPU) with its tokenizer. Texts are cut to the
- * model's `maxTokens` (the first pieces, then `[SEP]`), batched by length so that padding
+ * model's `maxTokens` (the first pieces, then the closing token: `[SEP]`, `</s>`), batched by length so that padding
  * wastes little, and pooled and normalised as the folder says.
  *
  * @example
@@ -92,13 +92,15 @@ export async function loadTextEmbedder({
       path: folder.onnxPath,
     });
   }
-  const sep = tokenizer.token_to_id('[SEP]');
+  // The token the tokenizer closes a text with ([SEP] for BERT, </s> for MPNet), if any: what
+  // an empty text ends with.
+  const closing = tokenizer.encode('').ids.at(-1);
   const encode = (text: string): number[] => {
     const ids = tokenizer.encode(text).ids;
     if (ids.length <= settings.maxTokens) return ids;
-    // The tokenizer keeps no truncation setting: cut here, keeping the closing [SEP].
-    const cut = ids.slice(0, settings.maxTokens - (sep === undefined ? 0 : 1));
-    if (sep !== undefined) cut.push(sep);
+    // The tokenizer keeps no truncation setting: cut here, keeping the closing token.
+    const cut = ids.slice(0, settings.maxTokens - (closing === undefined ? 0 : 1));
+    if (closing !== undefined) cut.push(closing);
     return cut;
   };
 

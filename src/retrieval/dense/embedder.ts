@@ -3,6 +3,7 @@
 import { embedMany, type EmbeddingModel } from 'ai';
 import { InvalidArgumentError } from '../../errors/invalid-argument-error.ts';
 import { type EmbeddingCache, createEmbeddingCache } from '../embedding-cache.ts';
+import { inputPrefixes } from './input-prefixes.ts';
 
 /** Options of {@link Embedder.embed}. */
 export type EmbedOptions = {
@@ -43,7 +44,7 @@ export type CatalogTexts = { keys: readonly string[]; texts: () => readonly stri
 
 /** Turns texts into vectors, remembering what it has embedded. */
 export interface Embedder {
-  /** Identifies the model; part of every cache key. */
+  /** Identifies the model (and its query and document prefixes); part of every cache key. */
   readonly id: string;
   embed(texts: readonly string[], options?: EmbedOptions): Promise<Float32Array[]>;
   /**
@@ -74,7 +75,10 @@ export type CreateEmbedderOptions = {
  * Wraps an AI SDK embedding model: identical texts are embedded once, cached
  * texts not at all, and the rest go through `embedMany`, which splits them by
  * the model's `maxEmbeddingsPerCall`. The model's own output fixes the vector
- * length: a cached vector of another length is embedded again and replaced.
+ * length: a cached vector of another length is embedded again and replaced. A
+ * model that puts prefixes before queries and documents (see `inputPrefixes`)
+ * is told which one each call embeds, and its vectors are cached under the
+ * prefixed texts, so a query never gets a document's vector of the same text.
  *
  * @example
  * ```ts
@@ -88,13 +92,20 @@ export function createEmbedder({
   maxParallelCalls = 4,
   maxRetries = 2,
 }: CreateEmbedderOptions): Embedder {
-  const id = modelId(model);
+  const prefixes = inputPrefixes(model);
+  // The prefixes are part of what a vector means: snapshots and learned query vectors made with
+  // other prefixes belong to another model.
+  const id = prefixes ? `${modelId(model)}#${prefixes.fingerprint}` : modelId(model);
   // The vector length: the model's own output decides; stored vectors only suggest one.
   let dimensions: number | undefined;
 
   // One request per group, `maxParallelCalls` at a time: groups respect both the model's
   // own input limit and a token budget (OpenAI rejects requests over 300,000 tokens).
-  const embedFresh = async (values: string[], abortSignal: AbortSignal | undefined) => {
+  const embedFresh = async (
+    values: string[],
+    abortSignal: AbortSignal | undefined,
+    purpose: 'tool' | 'query',
+  ) => {
     const perCall = typeof model === 'string' ? undefined : await model.maxEmbeddingsPerCall;
     const groups = groupTexts(values, perCall ?? Number.POSITIVE_INFINITY);
     const vectors: Float32Array[][] = [];
@@ -108,6 +119,13 @@ export function createEmbedder({
           ...(abortSignal ? { abortSignal } : {}),
           maxParallelCalls,
           maxRetries,
+          ...(prefixes && typeof model !== 'string'
+            ? {
+                providerOptions: {
+                  [model.provider]: { inputType: purpose === 'query' ? 'query' : 'document' },
+                },
+              }
+            : {}),
         });
         vectors[at] = embeddings.map(embedding => Float32Array.from(embedding));
       }
@@ -166,11 +184,14 @@ export function createEmbedder({
       });
       const persist = purpose === 'tool';
       const unique = [...new Set(texts)];
+      // The key of a text is the text the model embeds: with its prefix.
+      const prefix =
+        prefixes === undefined ? '' : purpose === 'query' ? prefixes.query : prefixes.document;
       const vectors = refresh
         ? unique.map(() => undefined)
         : await cache.read({
             modelId: id,
-            texts: unique,
+            texts: prefix === '' ? unique : unique.map(text => prefix + text),
             persist,
             ...(dimensions !== undefined ? { dimensions } : {}),
             ...(abortSignal ? { abortSignal } : {}),
@@ -178,7 +199,9 @@ export function createEmbedder({
       let missing = unique.filter((_, i) => vectors[i] === undefined);
       const fresh = new Map<string, Float32Array>();
       if (missing.length > 0) {
-        (await embedFresh(missing, abortSignal)).forEach((v, i) => fresh.set(missing[i]!, v));
+        (await embedFresh(missing, abortSignal, purpose)).forEach((v, i) =>
+          fresh.set(missing[i]!, v),
+        );
         dimensions = fresh.values().next().value?.length ?? dimensions;
         // Cached vectors of another length than the model's own are stale: embed them too.
         missing = unique.filter((_, i) => {
@@ -186,10 +209,12 @@ export function createEmbedder({
           return v !== undefined && v.length !== dimensions;
         });
         if (missing.length > 0)
-          (await embedFresh(missing, abortSignal)).forEach((v, i) => fresh.set(missing[i]!, v));
+          (await embedFresh(missing, abortSignal, purpose)).forEach((v, i) =>
+            fresh.set(missing[i]!, v),
+          );
         await cache.write({
           modelId: id,
-          entries: [...fresh].map(([text, vector]) => ({ text, vector })),
+          entries: [...fresh].map(([text, vector]) => ({ text: prefix + text, vector })),
           persist,
         });
       } else if (dimensions === undefined) {

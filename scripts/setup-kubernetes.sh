@@ -26,6 +26,9 @@
 #                   background; a later run waits for it)
 #   --restart-node  kill -9 the kubelet and containerd and start them again, as a node crash and
 #                   reboot would (the pods' gVisor sandboxes live on); for the tests
+#   --agent-sandbox also build (once, about 3 minutes cold) and run kubernetes-sigs/agent-sandbox:
+#                   its CRDs and its controller, a process of the cluster (see
+#                   scripts/kubernetes/agent-sandbox.sh); with --build-only, build it too
 #
 # Environment:
 #   AI_TOOLBELT_SANDBOX_IMAGE  the sandbox image (as for setup-sandbox.sh)
@@ -36,6 +39,7 @@ STOP=0
 STATUS=0
 BUILD_ONLY=0
 RESTART_NODE=0
+AGENT_SANDBOX=0
 IMAGE=
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -44,8 +48,9 @@ while [ "$#" -gt 0 ]; do
   --image) IMAGE="${2:?--image needs a name}" && shift 2 ;;
   --build-only) BUILD_ONLY=1 && shift ;;
   --restart-node) RESTART_NODE=1 && shift ;;
+  --agent-sandbox) AGENT_SANDBOX=1 && shift ;;
   -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' && exit 0 ;;
-  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME, --build-only, --restart-node)" >&2 && exit 2 ;;
+  *) echo "[setup-kubernetes] ERROR: unknown argument $1 (known: --status, --stop, --image NAME, --build-only, --restart-node, --agent-sandbox)" >&2 && exit 2 ;;
   esac
 done
 
@@ -93,6 +98,8 @@ IMAGE="${IMAGE:-${AI_TOOLBELT_SANDBOX_IMAGE:-$default_image}}"
 . "$here/kubernetes/configs.sh"
 # shellcheck source=scripts/kubernetes/cluster.sh
 . "$here/kubernetes/cluster.sh"
+# shellcheck source=scripts/kubernetes/agent-sandbox.sh
+. "$here/kubernetes/agent-sandbox.sh"
 
 if [ "$STOP" = 1 ]; then
   stop_cluster
@@ -109,6 +116,13 @@ fi
 if [ "$STATUS" = 1 ]; then
   if cluster_up; then
     log "up: kubectl --kubeconfig $KUBECONFIG_FILE (kubectl: $LIB/bin/kubectl)"
+    if [ "$AGENT_SANDBOX" = 1 ]; then
+      agent_sandbox_up || {
+        log "agent-sandbox is not up"
+        exit 1
+      }
+      log "agent-sandbox is up"
+    fi
     exit 0
   fi
   log "down${WHY_DOWN:+ ($WHY_DOWN)}"
@@ -118,12 +132,14 @@ fi
 started=$SECONDS
 if [ "$BUILD_ONLY" = 1 ]; then
   k8s_build
+  [ "$AGENT_SANDBOX" = 0 ] || agent_sandbox_build
   exit 0
 fi
 install_packages
 k8s_build
 if cluster_up; then
   log "the cluster is up (checked in $((SECONDS - started)) s); kubeconfig: $KUBECONFIG_FILE"
+  [ "$AGENT_SANDBOX" = 0 ] || agent_sandbox_start
   exit 0
 fi
 if [ -d "$RUN" ] || [ -d "$LIB" ]; then
@@ -131,5 +147,6 @@ if [ -d "$RUN" ] || [ -d "$LIB" ]; then
   stop_cluster
 fi
 start_cluster
+[ "$AGENT_SANDBOX" = 0 ] || agent_sandbox_start
 log "up in $((SECONDS - started)) s. kubeconfig: $KUBECONFIG_FILE"
 echo "  export KUBECONFIG=$KUBECONFIG_FILE; $LIB/bin/kubectl get nodes"

@@ -276,6 +276,8 @@ stop_cluster() {
     log "not running"
     return 0
   fi
+  # The agent-sandbox controller (--agent-sandbox) first: it would make its pods again.
+  stop_process agent-sandbox-controller
   # Pods first, through the kubelet: it stops their sandboxes and tears down their networks.
   if running kubelet kubelet && kc get --raw /readyz >/dev/null 2>&1; then
     if [ -n "$(kc get pods -A -o name 2>/dev/null)" ]; then

@@ -76,7 +76,7 @@ own_processes() {
   for dir in /proc/[0-9]*; do
     exe="$(readlink "$dir/exe" 2>/dev/null)" || continue
     case "${exe##*/}" in
-    containerd | containerd\ * | containerd-shim-runc-v2* | runsc* | etcd* | kube-* | kubelet*) ;;
+    containerd | containerd\ * | containerd-shim-runc-v2* | runsc* | etcd* | kube-* | kubelet* | agent-sandbox-controller*) ;;
     *) continue ;;
     esac
     cmd="$(tr '\0' ' ' 2>/dev/null <"$dir/cmdline" || true)"

@@ -21,7 +21,10 @@ const symbol = Symbol.for(marker);
  *   down, the network);
  * - `forbidden`: the cluster refused a call this sandbox needs (RBAC: the message names the
  *   verb and resource to grant; or an admission policy refused the pod);
- * - `unsupported`: the engines cannot do what was asked (sessions need a Docker engine).
+ * - `unsupported`: the engines cannot do what was asked (sessions need a Docker engine);
+ * - `agent-sandbox-unavailable`: a Kubernetes engine with `agentSandbox` cannot use
+ *   kubernetes-sigs/agent-sandbox: its CRDs are not installed, or its controller did not bind a
+ *   SandboxClaim in time (not running); the message says which and what to do.
  *
  * @example
  * ```ts
@@ -38,7 +41,8 @@ export type SandboxUnavailableReason =
   | 'interpreter-failed'
   | 'cluster-unreachable'
   | 'forbidden'
-  | 'unsupported';
+  | 'unsupported'
+  | 'agent-sandbox-unavailable';
 
 /**
  * The sandbox cannot run code: a Docker engine or Kubernetes cluster is not reachable, refused

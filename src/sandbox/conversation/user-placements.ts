@@ -93,7 +93,13 @@ export class UserPlacements {
             .digest('hex')
             .slice(0, 16),
         })
-      : new InterpreterPool({ ...{ options, preimport }, reserve });
+      : new InterpreterPool({
+          // An engine that keeps warm boxes itself (agent-sandbox) needs no waiting interpreters.
+          options: engines.engines.every(engine => engine.driver.keepsWarmPool === true)
+            ? { ...options, warmPoolSize: 0 }
+            : options,
+          ...{ preimport, reserve },
+        });
   }
 
   /** Interpreters ready and waiting for a new conversation. */

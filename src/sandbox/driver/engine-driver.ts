@@ -218,6 +218,11 @@ export interface EngineDriver {
    * (false). Engines whose boxes any replica can reach have it (Kubernetes).
    */
   claim?(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean>;
+  /**
+   * The engine keeps warm boxes itself (Kubernetes with agent-sandbox: its SandboxWarmPools), so
+   * a start is already warm: the sandbox keeps no waiting boxes of its own on it.
+   */
+  readonly keepsWarmPool?: boolean;
   /** The shared record `name` in the engine's API server (Kubernetes), for exact bounds. */
   sharedRecord?(name: string): SharedRecord;
   /** Whether `id` surely names a box (a Docker create whose answer was lost knows only a name). */

@@ -18,7 +18,8 @@ export type RunPool = {
 /**
  * The warm pool of an engine's one-use boxes: this process's own (`WarmPool`), or, on an engine
  * whose boxes any replica can claim (Kubernetes), the cluster's (`SharedWarmPool`), keyed by
- * what its boxes are started with, so only alike boxes are shared.
+ * what its boxes are started with, so only alike boxes are shared; none on an engine that keeps
+ * its own (agent-sandbox), where every start is warm.
  *
  * @example
  * ```ts
@@ -47,6 +48,25 @@ export function createRunPool({
   // A warm box may idle up to warmMaxAgeMs and then run up to maxTimeoutMs.
   const ttlMs = options.warmMaxAgeMs + options.maxTimeoutMs + 60_000;
   const { warmPoolSize: size, maxConcurrentStarts, warmMaxAgeMs: maxAgeMs } = options;
+  if (driver.keepsWarmPool === true) {
+    // Every start takes a warm box of the engine's own pool (agent-sandbox's SandboxWarmPool).
+    let closed: { reason: unknown } | undefined;
+    return {
+      acquire: async () => {
+        if (closed !== undefined) throw closed.reason;
+        return await SandboxContainer.start({
+          ...{ driver, limits, ttlMs, cleanup },
+          preimport: options.preimport,
+        });
+      },
+      idleCount: 0,
+      readyCount: 0,
+      fill: () => {},
+      close: async reason => {
+        closed = { reason };
+      },
+    };
+  }
   if (driver.claim === undefined || driver.createBox === undefined) {
     return new WarmPool({
       ...{ size, maxConcurrentStarts, maxAgeMs, cleanup },

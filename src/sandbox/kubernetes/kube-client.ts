@@ -6,6 +6,7 @@ import type {
   ConfigurationOptions,
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   KubeConfig,
   NodeV1Api,
   ObservableMiddleware,
@@ -19,6 +20,8 @@ import { withDeadline } from '../../util/with-deadline.ts';
 export type KubeClients = {
   config: KubeConfig;
   core: CoreV1Api;
+  /** Custom resources (agent-sandbox's claims, templates and warm pools). */
+  custom: CustomObjectsApi;
   coordination: CoordinationV1Api;
   authorization: AuthorizationV1Api;
   node: NodeV1Api;
@@ -74,6 +77,7 @@ export async function kubeClients({
   return {
     config,
     core: config.makeApiClient(k8s.CoreV1Api),
+    custom: config.makeApiClient(k8s.CustomObjectsApi),
     coordination: config.makeApiClient(k8s.CoordinationV1Api),
     authorization: config.makeApiClient(k8s.AuthorizationV1Api),
     node: config.makeApiClient(k8s.NodeV1Api),

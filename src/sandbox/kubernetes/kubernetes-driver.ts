@@ -19,6 +19,7 @@ import {
   SCOPE_LABEL,
 } from '../driver/labels.ts';
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import { AgentSandboxClaims } from './agent-sandbox-claims.ts';
 import { checkCluster } from './check-cluster.ts';
 import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
 import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';
@@ -28,7 +29,7 @@ import { CONTAINER, podManifest, podName } from './pod-spec.ts';
 import { startPod } from './pod-start.ts';
 import { podInfo, podState } from './pod-state.ts';
 import { attachPod } from './pod-stream.ts';
-import { waitForPod } from './pod-waits.ts';
+import { waitForPod } from './object-waits.ts';
 
 // Exit 128 + SIGKILL, as an OOM kill reports it.
 const SIGKILL_EXIT = 137;
@@ -58,6 +59,19 @@ export class KubernetesDriver implements EngineDriver {
   readonly kind = 'kubernetes';
   readonly streamsFromStart = false;
   readonly name: string;
+  /** With agent-sandbox, its SandboxWarmPools are the warm pools: the sandbox keeps none. */
+  readonly keepsWarmPool: boolean;
+  /**
+   * Sets labels of a listed pod by one conditional update (absent with agent-sandbox: its
+   * controller hands out the pods).
+   */
+  readonly claim?: (box: BoxInfo, labels: Record<string, string | null>) => Promise<boolean>;
+  /** Starts a pod without attaching (absent with agent-sandbox, as `claim`). */
+  readonly createBox?: (
+    spec: BoxSpec,
+    options: Parameters<EngineDriver['startBox']>[1],
+  ) => Promise<string>;
+  private readonly agentSandbox: AgentSandboxClaims | undefined;
   private readonly options: ResolvedKubernetesOptions;
   private readonly image: string;
   private readonly limits: Omit<ContainerLimits, 'runtime' | 'labels' | 'egress'>;
@@ -89,6 +103,19 @@ export class KubernetesDriver implements EngineDriver {
     this.limits = limits;
     this.unsafeAllowRuncRuntime = unsafeAllowRuncRuntime;
     this.apiTimeoutMs = apiTimeoutMs;
+    this.keepsWarmPool = kubernetes.agentSandbox !== undefined;
+    this.agentSandbox = this.keepsWarmPool
+      ? new AgentSandboxClaims({
+          clients: () => this.clients(),
+          options: kubernetes,
+          engine: name,
+          apiTimeoutMs,
+        })
+      : undefined;
+    if (this.agentSandbox === undefined) {
+      this.claim = (box, labels) => this.relabel(box, labels);
+      this.createBox = (spec, options) => this.makePod(spec, options);
+    }
   }
 
   /** The namespace of the pods. */
@@ -142,6 +169,7 @@ export class KubernetesDriver implements EngineDriver {
       ...{ clients: await this.clients(), engine: this.name, namespace, runtimeClassName, probe },
       ...{ apiTimeoutMs: this.apiTimeoutMs, unsafeAllowRuncRuntime: this.unsafeAllowRuncRuntime },
     });
+    await this.agentSandbox?.check();
     return { runtime: runtimeClassName };
   }
 
@@ -149,7 +177,7 @@ export class KubernetesDriver implements EngineDriver {
     spec: BoxSpec,
     options: Parameters<EngineDriver['startBox']>[1],
   ): Promise<{ id: string; stream: BoxStream }> {
-    const name = await this.createBox(spec, options);
+    const name = await this.makePod(spec, options);
     try {
       return { id: name, stream: await this.attach(name) };
     } catch (error) {
@@ -158,17 +186,20 @@ export class KubernetesDriver implements EngineDriver {
     }
   }
 
-  async createBox(
+  /** A running pod for `spec`: made by the engine, or taken by a SandboxClaim. */
+  private async makePod(
     spec: BoxSpec,
     { cleanup, abortSignal }: Parameters<EngineDriver['startBox']>[1],
   ): Promise<string> {
+    if (this.agentSandbox !== undefined)
+      return await this.agentSandbox.start(spec, { abortSignal });
     return await startPod({
       ...{ clients: await this.clients(), options: this.options, spec, engine: this.name },
       ...{ apiTimeoutMs: this.apiTimeoutMs, cleanup, abortSignal },
     });
   }
 
-  async claim(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean> {
+  private async relabel(box: BoxInfo, labels: Record<string, string | null>): Promise<boolean> {
     return await claimPod({
       ...{ clients: await this.clients(), namespace: this.options.namespace, box, labels },
       apiTimeoutMs: this.apiTimeoutMs,
@@ -246,11 +277,11 @@ export class KubernetesDriver implements EngineDriver {
 
   async kill(id: string): Promise<void> {
     // No kill without deletion on Kubernetes: the kubelet stops the pod within its 1 s grace.
-    await this.delete(id, 1);
+    await this.end(id);
   }
 
   async remove(id: string): Promise<void> {
-    await this.delete(id, 1);
+    await this.end(id);
     try {
       await waitForPod({
         ...{ clients: await this.clients(), namespace: this.options.namespace, name: id },
@@ -263,6 +294,12 @@ export class KubernetesDriver implements EngineDriver {
       // Its node does not confirm (down?): the kubelet ends what is left when it is back.
       await this.delete(id, 0);
     }
+  }
+
+  /** Deletes the pod, or (agent-sandbox) the claim it was taken by. */
+  private async end(id: string): Promise<void> {
+    if (this.agentSandbox !== undefined && (await this.agentSandbox.release(id))) return;
+    await this.delete(id, 1);
   }
 
   private async delete(id: string, gracePeriodSeconds: number): Promise<void> {

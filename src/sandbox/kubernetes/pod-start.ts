@@ -5,7 +5,7 @@ import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts
 import { type KubeClients, kubeCall } from './kube-client.ts';
 import { podManifest, podName } from './pod-spec.ts';
 import { startOutcome } from './pod-state.ts';
-import { waitForPod } from './pod-waits.ts';
+import { waitForPod } from './object-waits.ts';
 
 /**
  * Creates a box's pod and waits until its container runs (or why it never will: no image, a

@@ -35,13 +35,25 @@ export type KubernetesEngineOptions = {
   nodeSelector?: Record<string, string>;
   /** Name in errors and status; default `kubernetes:<namespace>`. */
   name?: string;
+  /**
+   * Take sandboxes through kubernetes-sigs/agent-sandbox (its CRDs and controller installed in
+   * the cluster): each box is a SandboxClaim on a SandboxWarmPool of a SandboxTemplate that
+   * carries the same hardened pod, and is released by deleting the claim. Off by default: the
+   * engine makes its own pods. `true`, or `{ warmPoolSize }`: warm sandboxes each pool keeps
+   * (default 2). A cluster without the CRDs or whose controller does not bind claims is a typed
+   * error (`agent-sandbox-unavailable`), never a silent switch back.
+   */
+  agentSandbox?: true | { warmPoolSize?: number };
 };
 
 /** `KubernetesEngineOptions` with the defaults filled in. */
 export type ResolvedKubernetesOptions = Required<
-  Omit<KubernetesEngineOptions, 'kubeconfig' | 'context' | 'name' | 'nodeSelector'>
+  Omit<KubernetesEngineOptions, 'kubeconfig' | 'context' | 'name' | 'nodeSelector' | 'agentSandbox'>
 > &
-  Pick<KubernetesEngineOptions, 'kubeconfig' | 'context' | 'nodeSelector'>;
+  Pick<KubernetesEngineOptions, 'kubeconfig' | 'context' | 'nodeSelector'> & {
+    /** Set when boxes are taken through agent-sandbox. */
+    agentSandbox?: { warmPoolSize: number };
+  };
 
 // A DNS-1123 label: namespaces, RuntimeClass names.
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -82,6 +94,7 @@ export function resolveKubernetesEngine({
     podStartTimeoutMs = 60_000,
     nodeSelector,
     name = `kubernetes:${namespace}`,
+    agentSandbox,
   } = options;
   checkMinimums(
     [
@@ -120,6 +133,19 @@ export function resolveKubernetesEngine({
   ) {
     throw invalid('nodeSelector', nodeSelector, 'must map label names to strings');
   }
+  const warmPoolSize = agentSandbox === true ? 2 : (agentSandbox?.warmPoolSize ?? 2);
+  if (
+    agentSandbox !== undefined &&
+    (!(agentSandbox === true || (typeof agentSandbox === 'object' && agentSandbox !== null)) ||
+      !Number.isInteger(warmPoolSize) ||
+      warmPoolSize < 0)
+  ) {
+    throw invalid(
+      'agentSandbox',
+      agentSandbox,
+      'must be true or { warmPoolSize } with a whole number of warm sandboxes (0 or more)',
+    );
+  }
   return {
     name,
     kubernetes: {
@@ -127,6 +153,7 @@ export function resolveKubernetesEngine({
       ...(kubeconfig === undefined ? {} : { kubeconfig }),
       ...(context === undefined ? {} : { context }),
       ...(nodeSelector === undefined ? {} : { nodeSelector }),
+      ...(agentSandbox === undefined ? {} : { agentSandbox: { warmPoolSize } }),
     },
   };
 }
@@ -135,7 +162,8 @@ export function resolveKubernetesEngine({
  * The Kubernetes engine the environment asks for: with `AI_TOOLBELT_SANDBOX_ENGINE=kubernetes`,
  * the cluster of the kubeconfig (`KUBECONFIG`, ...) in `AI_TOOLBELT_KUBERNETES_NAMESPACE` (default
  * `ai-toolbelt-sandbox`) with RuntimeClass `AI_TOOLBELT_KUBERNETES_RUNTIME_CLASS` (default
- * `gvisor`); undefined for `docker` or when unset.
+ * `gvisor`), through agent-sandbox when `AI_TOOLBELT_KUBERNETES_AGENT_SANDBOX=1`; undefined for
+ * `docker` or when unset.
  *
  * @example
  * ```ts
@@ -154,8 +182,17 @@ export function kubernetesFromEnv(env: NodeJS.ProcessEnv): KubernetesEngineOptio
   }
   const namespace = env.AI_TOOLBELT_KUBERNETES_NAMESPACE || undefined;
   const runtimeClassName = env.AI_TOOLBELT_KUBERNETES_RUNTIME_CLASS || undefined;
+  const agentSandbox = env.AI_TOOLBELT_KUBERNETES_AGENT_SANDBOX ?? '';
+  if (!['', '0', '1'].includes(agentSandbox)) {
+    throw new InvalidArgumentError({
+      argument: 'AI_TOOLBELT_KUBERNETES_AGENT_SANDBOX',
+      value: agentSandbox,
+      message: 'must be `1` (take sandboxes through agent-sandbox) or `0`',
+    });
+  }
   return {
     ...(namespace === undefined ? {} : { namespace }),
     ...(runtimeClassName === undefined ? {} : { runtimeClassName }),
+    ...(agentSandbox === '1' ? { agentSandbox: true as const } : {}),
   };
 }

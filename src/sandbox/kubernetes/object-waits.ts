@@ -1,25 +1,30 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
-import { type KubeClients, kubeCall } from './kube-client.ts';
+import { type CallOptions, type KubeClients, kubeCall } from './kube-client.ts';
 import { isKubeGone } from './kube-errors.ts';
 
+/** What a wait decides from the object as it is now (undefined: it is gone): a value, or go on. */
+export type ObjectDecision<T, O> = (object: O | undefined) => { value: T } | undefined;
+
 /** What a wait decides from the pod as it is now (undefined: it is gone): a value, or go on. */
-export type PodDecision<T> = (pod: V1Pod | undefined) => { value: T } | undefined;
+export type PodDecision<T> = ObjectDecision<T, V1Pod>;
 
 /**
- * Waits until `decide` gives a value for the pod `name`: reads it once, then follows its changes
- * with a watch from that version (no polling), reading again whenever the watch ends early (the
- * client ends a quiet watch after 30 s). Rejects with what `decide` throws, with a
- * `DockerTimeoutError` (kind `kubernetes`) at `timeoutMs`, or with the abort reason.
+ * Waits until `decide` gives a value for the object `name` of the collection at `path` (a pod,
+ * a SandboxClaim): reads it once, then follows its changes with a watch from that version (no
+ * polling), reading again whenever the watch ends early (the client ends a quiet watch after
+ * 30 s). Rejects with what `decide` throws, with a `DockerTimeoutError` (kind `kubernetes`) at
+ * `timeoutMs`, or with the abort reason.
  *
  * @example
  * ```ts
- * const code = await waitForPod({ clients, namespace, name, operation: 'pod exit', timeoutMs: 60_000, apiTimeoutMs: 15_000, decide: pod => exited(pod) });
+ * const bound = await waitForObject({ clients, path, read, name, operation: 'claim bind', timeoutMs: 60_000, apiTimeoutMs: 15_000, decide: claim => boundTo(claim) });
  * ```
  */
-export async function waitForPod<T>({
+export async function waitForObject<T, O extends { metadata?: { resourceVersion?: string } }>({
   clients,
-  namespace,
+  path,
+  read,
   name,
   operation,
   timeoutMs,
@@ -29,9 +34,11 @@ export async function waitForPod<T>({
 }: {
   /** The cluster's clients. */
   clients: KubeClients;
-  /** The pod's namespace. */
-  namespace: string;
-  /** The pod. */
+  /** The collection's path, for the watch (`/api/v1/namespaces/NS/pods`). */
+  path: string;
+  /** Reads the object (a 404 counts as gone). */
+  read: (options: CallOptions) => Promise<O>;
+  /** The object. */
   name: string;
   /** Names the wait in the timeout error. */
   operation: string;
@@ -39,8 +46,8 @@ export async function waitForPod<T>({
   timeoutMs: number;
   /** Deadline of each read. */
   apiTimeoutMs: number;
-  /** Decides from the pod (or its absence). */
-  decide: PodDecision<T>;
+  /** Decides from the object (or its absence). */
+  decide: ObjectDecision<T, O>;
   /** Stops the wait. */
   abortSignal?: AbortSignal | undefined;
 }): Promise<T> {
@@ -64,28 +71,28 @@ export async function waitForPod<T>({
   });
   const follow = async (): Promise<T> => {
     while (!finished && Date.now() < deadline) {
-      let pod: V1Pod | undefined;
+      let found: O | undefined;
       try {
-        pod = await kubeCall({
-          operation: 'pod get',
+        found = await kubeCall({
+          operation: `${operation} (get)`,
           timeoutMs: apiTimeoutMs,
-          call: options => clients.core.readNamespacedPod({ name, namespace }, options),
+          call: read,
         });
       } catch (error) {
         if (!isKubeGone(error)) throw error;
       }
-      const now = decide(pod);
+      const now = decide(found);
       if (now !== undefined) return now.value;
       const decided = await new Promise<{ value: T } | undefined>((resolve, reject) => {
         void clients.watch
           .watch(
-            `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+            path,
             {
               fieldSelector: `metadata.name=${name}`,
-              resourceVersion: pod!.metadata?.resourceVersion,
+              resourceVersion: found!.metadata?.resourceVersion,
               allowWatchBookmarks: true,
             },
-            (type: string, object: V1Pod) => {
+            (type: string, object: O) => {
               if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
               try {
                 const next = decide(type === 'DELETED' ? undefined : object);
@@ -117,4 +124,27 @@ export async function waitForPod<T>({
     stopWatch?.abort();
     for (const cleanup of cleanups) cleanup();
   }
+}
+
+/**
+ * `waitForObject` for the pod `name` of `namespace`.
+ *
+ * @example
+ * ```ts
+ * const code = await waitForPod({ clients, namespace, name, operation: 'pod exit', timeoutMs: 60_000, apiTimeoutMs: 15_000, decide: pod => exited(pod) });
+ * ```
+ */
+export function waitForPod<T>({
+  namespace,
+  ...options
+}: Omit<Parameters<typeof waitForObject<T, V1Pod>>[0], 'path' | 'read'> & {
+  /** The pod's namespace. */
+  namespace: string;
+}): Promise<T> {
+  const { clients, name } = options;
+  return waitForObject<T, V1Pod>({
+    ...options,
+    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+    read: callOptions => clients.core.readNamespacedPod({ name, namespace }, callOptions),
+  });
 }

@@ -1,0 +1,368 @@
+import { randomBytes } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
+import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
+import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
+import type { BoxSpec } from '../driver/engine-driver.ts';
+import { EXPIRES_LABEL } from '../driver/labels.ts';
+import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import {
+  AGENT_SANDBOX_VERSION,
+  type AgentSandboxObject,
+  EXTENSIONS_GROUP,
+  agentSandboxObjects,
+} from './agent-sandbox-api.ts';
+import {
+  type AgentSandboxTemplate,
+  CLAIM_LABEL,
+  OBJECT_LABEL,
+  agentSandboxTemplate,
+} from './agent-sandbox-template.ts';
+import { type KubeClients, kubeCall } from './kube-client.ts';
+import { isKubeGone, statusOf, toKubeError } from './kube-errors.ts';
+import { waitForObject } from './object-waits.ts';
+import { claimPod } from './pod-claims.ts';
+import { podManifest } from './pod-spec.ts';
+import { podInfo, podState } from './pod-state.ts';
+
+// Ready=False reasons of a claim that waiting does not change.
+const TERMINAL = new Set([
+  'TemplateNotFound',
+  'WarmPoolNotFound',
+  'InvalidMetadata',
+  'EnvVarsInjectionRejected',
+  'VolumeClaimTemplatesError',
+]);
+// A bound sandbox whose pod already ended (a warm pod past its life, taken as a fallback).
+const ENDED = new Set(['PodSucceeded', 'PodFailed', 'SandboxExpired', 'ClaimExpired']);
+// Claims for one box before giving up on warm pods that are too old or ended.
+const ATTEMPTS = 3;
+
+type Bound = { claim: string; pod: V1Pod } | { claim: string; stale: true };
+
+/**
+ * Boxes taken through kubernetes-sigs/agent-sandbox: for a box like `spec`, the engine makes
+ * (once, if missing) a SandboxTemplate of its hardened pod and a SandboxWarmPool of it
+ * (`agentSandboxTemplate`), then creates a SandboxClaim on the pool and waits until it is bound
+ * and Ready: the controller hands the claim one warm Sandbox (its owner becomes the claim, by an
+ * optimistic-lock update, so two claims never get the same one) or makes one cold. The pod is
+ * named as its Sandbox; it is labelled as the engine's own pods are (instance, kind, expiry,
+ * plus the claim's name), so listing, attaching, sweeps and bounds work unchanged. Releasing
+ * deletes the claim; the cluster's garbage collector deletes its Sandbox and pod. A claim
+ * carries `shutdownTime` (the box's life and a minute): the controller deletes it then even when
+ * every replica is gone.
+ *
+ * @example
+ * ```ts
+ * const boxes = new AgentSandboxClaims({ clients, options, engine: 'kubernetes:sandbox', apiTimeoutMs: 15_000 });
+ * const pod = await boxes.start(spec);
+ * await boxes.release(pod);
+ * ```
+ */
+export class AgentSandboxClaims {
+  private readonly clients: () => Promise<KubeClients>;
+  private readonly options: ResolvedKubernetesOptions;
+  private readonly warmPoolSize: number;
+  private readonly engine: string;
+  private readonly apiTimeoutMs: number;
+  private readonly ensured = new Map<string, Promise<void>>();
+
+  constructor({
+    clients,
+    options,
+    engine,
+    apiTimeoutMs,
+  }: {
+    /** The cluster's clients (connected on first use). */
+    clients: () => Promise<KubeClients>;
+    /** The engine's Kubernetes options (with `agentSandbox`). */
+    options: ResolvedKubernetesOptions;
+    /** The engine's name, for errors. */
+    engine: string;
+    /** Deadline of each API call. */
+    apiTimeoutMs: number;
+  }) {
+    this.clients = clients;
+    this.options = options;
+    this.warmPoolSize = options.agentSandbox?.warmPoolSize ?? 2;
+    this.engine = engine;
+    this.apiTimeoutMs = apiTimeoutMs;
+  }
+
+  private async objects() {
+    const { namespace } = this.options;
+    return agentSandboxObjects({
+      clients: await this.clients(),
+      namespace,
+      apiTimeoutMs: this.apiTimeoutMs,
+    });
+  }
+
+  private unavailable(message: string, cause?: unknown): SandboxUnavailableError {
+    return new SandboxUnavailableError({
+      ...{ reason: 'agent-sandbox-unavailable', engine: this.engine, message },
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+
+  /** A refused call as the sandbox's error: no CRDs, missing verbs, or the usual mapping. */
+  private refusal(error: unknown): unknown {
+    const status = statusOf(error);
+    if (status === 404) {
+      return this.unavailable(
+        `The cluster ${this.engine} does not serve agent-sandbox's ${EXTENSIONS_GROUP}/${AGENT_SANDBOX_VERSION} ` +
+          'resources: install its CRDs and controller (here: `sudo bash scripts/setup-kubernetes.sh --agent-sandbox`; ' +
+          'elsewhere the kubernetes-sigs/agent-sandbox release manifests with the extensions), or drop `agentSandbox`.',
+        error,
+      );
+    }
+    if (status === 403) {
+      return new SandboxUnavailableError({
+        reason: 'forbidden',
+        engine: this.engine,
+        statusCode: 403,
+        message:
+          `The cluster ${this.engine} refused an agent-sandbox call in namespace ${this.options.namespace}. ` +
+          'Grant the Role of docs/kubernetes/agent-sandbox-role.yaml (sandboxtemplates, sandboxwarmpools: get, ' +
+          'create; sandboxclaims: create, get, list, watch, delete) beside the sandbox Role.',
+        cause: error,
+      });
+    }
+    return toKubeError(error, { engine: this.engine, namespace: this.options.namespace });
+  }
+
+  /** The CRDs are served and this namespace's claims can be listed (typed errors otherwise). */
+  async check(): Promise<void> {
+    const objects = await this.objects();
+    await objects.list('sandboxclaims', `${OBJECT_LABEL}=1`).catch((error: unknown) => {
+      throw this.refusal(error);
+    });
+  }
+
+  /** Makes the template and its warm pool unless they exist (once per process and name). */
+  private ensure(made: AgentSandboxTemplate): Promise<void> {
+    let done = this.ensured.get(made.name);
+    if (done === undefined) {
+      done = this.createIfMissing(made).catch((error: unknown) => {
+        this.ensured.delete(made.name);
+        throw this.refusal(error);
+      });
+      this.ensured.set(made.name, done);
+    }
+    return done;
+  }
+
+  private async createIfMissing({ name, template, warmPool }: AgentSandboxTemplate): Promise<void> {
+    const objects = await this.objects();
+    // Its name is the hash of what it holds: one that exists is this one (an admin may have
+    // made it, with the pool's size of their choice).
+    for (const [plural, body] of [
+      ['sandboxtemplates', template],
+      ['sandboxwarmpools', warmPool],
+    ] as const) {
+      const found = await objects.get(plural, name).catch((error: unknown) => {
+        if (isKubeGone(error)) return undefined;
+        throw error;
+      });
+      if (found !== undefined) continue;
+      await objects.create(plural, body).catch((error: unknown) => {
+        if (statusOf(error) !== 409) throw error;
+      });
+    }
+  }
+
+  /**
+   * A running pod for `spec`, taken by a claim on its warm pool; its name. A warm pod past half
+   * its life (its TTL runs from its own start) or already ended is given back and another
+   * claimed (the pool makes fresh ones).
+   */
+  async start(
+    spec: BoxSpec,
+    { abortSignal }: { abortSignal?: AbortSignal | undefined } = {},
+  ): Promise<string> {
+    const made = agentSandboxTemplate({
+      spec,
+      options: this.options,
+      warmPoolSize: this.warmPoolSize,
+    });
+    await this.ensure(made);
+    const labels = podManifest({ name: 'claimed', spec, options: this.options }).metadata!.labels!;
+    for (let attempt = 1; ; attempt++) {
+      const bound = await this.bind({ pool: made.name, labels, ttlMs: spec.ttlMs, abortSignal });
+      if ('stale' in bound) {
+        void this.deleteClaim(bound.claim).catch(() => {});
+        if (attempt < ATTEMPTS) continue;
+        throw new SandboxUnavailableError({
+          reason: 'engine-error',
+          engine: this.engine,
+          message: `SandboxWarmPool ${made.name} on ${this.engine} handed out ${ATTEMPTS} sandboxes that had ended or were past half their life; try again once it has fresh ones.`,
+        });
+      }
+      const { claim, pod } = bound;
+      const createdMs = new Date(pod.metadata?.creationTimestamp ?? Date.now()).getTime();
+      if (Date.now() - createdMs > spec.ttlMs / 2 && attempt < ATTEMPTS) {
+        void this.deleteClaim(claim).catch(() => {});
+        continue;
+      }
+      const name = pod.metadata!.name!;
+      try {
+        await this.label(pod, {
+          ...labels,
+          [EXPIRES_LABEL]: String(createdMs + spec.ttlMs),
+          [CLAIM_LABEL]: claim,
+        });
+      } catch (error) {
+        void this.deleteClaim(claim).catch(() => {});
+        throw error;
+      }
+      return name;
+    }
+  }
+
+  /** Sets the engine's labels on a claimed pod (one conditional update; read again on 409). */
+  private async label(pod: V1Pod, labels: Record<string, string>): Promise<void> {
+    const clients = await this.clients();
+    const { namespace } = this.options;
+    let current = pod;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const box = podInfo(current);
+      if (await claimPod({ clients, namespace, box, labels, apiTimeoutMs: this.apiTimeoutMs }))
+        return;
+      current = await kubeCall({
+        operation: 'pod get',
+        timeoutMs: this.apiTimeoutMs,
+        call: options => clients.core.readNamespacedPod({ name: box.id, namespace }, options),
+      });
+    }
+    throw new SandboxUnavailableError({
+      reason: 'engine-error',
+      engine: this.engine,
+      message: `The claimed pod ${pod.metadata?.name} on ${this.engine} kept changing; its labels could not be set.`,
+    });
+  }
+
+  /** Creates a claim on `pool` and waits until it is bound and Ready (or why it will not be). */
+  private async bind({
+    pool,
+    labels,
+    ttlMs,
+    abortSignal,
+  }: {
+    pool: string;
+    labels: Record<string, string>;
+    ttlMs: number;
+    abortSignal?: AbortSignal | undefined;
+  }): Promise<Bound> {
+    const clients = await this.clients();
+    const objects = await this.objects();
+    const { namespace, podStartTimeoutMs } = this.options;
+    const claim = `ai-toolbelt-claim-${randomBytes(6).toString('hex')}`;
+    const shutdownTime = new Date(Date.now() + ttlMs + 60_000)
+      .toISOString()
+      .replace(/\.\d+Z$/, 'Z');
+    try {
+      await objects.create('sandboxclaims', {
+        apiVersion: `${EXTENSIONS_GROUP}/${AGENT_SANDBOX_VERSION}`,
+        kind: 'SandboxClaim',
+        metadata: { name: claim, namespace, labels: { ...labels, [OBJECT_LABEL]: '1' } },
+        spec: {
+          warmPoolRef: { name: pool },
+          lifecycle: { shutdownTime, shutdownPolicy: 'Delete' },
+        },
+      });
+    } catch (error) {
+      // A create that timed out may still have made it; an answer did not.
+      if (DockerTimeoutError.isInstance(error)) void this.deleteClaim(claim).catch(() => {});
+      throw this.refusal(error);
+    }
+    let last: AgentSandboxObject | undefined;
+    try {
+      const sandbox = await waitForObject<string | null, AgentSandboxObject>({
+        ...{ clients, name: claim, abortSignal, apiTimeoutMs: this.apiTimeoutMs },
+        path: objects.path('sandboxclaims'),
+        read: options =>
+          clients.custom.getNamespacedCustomObject(
+            {
+              group: EXTENSIONS_GROUP,
+              version: AGENT_SANDBOX_VERSION,
+              namespace,
+              plural: 'sandboxclaims',
+              name: claim,
+            },
+            options,
+          ),
+        operation: 'sandbox claim',
+        timeoutMs: podStartTimeoutMs,
+        decide: found => {
+          last = found;
+          if (found === undefined)
+            throw this.unavailable(`SandboxClaim ${claim} was deleted while it was bound.`);
+          const ready = found.status?.conditions?.find(condition => condition.type === 'Ready');
+          const name = found.status?.sandbox?.name;
+          if (ready?.reason !== undefined && TERMINAL.has(ready.reason)) {
+            throw this.unavailable(
+              `SandboxClaim ${claim} on ${this.engine} cannot be bound: ${ready.reason}: ${ready.message ?? ''}`,
+            );
+          }
+          if (name && ready?.reason !== undefined && ENDED.has(ready.reason))
+            return { value: null };
+          return name && ready?.status === 'True' ? { value: name } : undefined;
+        },
+      });
+      if (sandbox === null) return { claim, stale: true };
+      const pod = await kubeCall({
+        operation: 'pod get',
+        timeoutMs: this.apiTimeoutMs,
+        call: options => clients.core.readNamespacedPod({ name: sandbox, namespace }, options),
+      });
+      return podState(pod).running ? { claim, pod } : { claim, stale: true };
+    } catch (error) {
+      void this.deleteClaim(claim).catch(() => {});
+      if (!DockerTimeoutError.isInstance(error) || error.operation !== 'sandbox claim') throw error;
+      const ready = last?.status?.conditions?.find(condition => condition.type === 'Ready');
+      if (ready === undefined) {
+        throw this.unavailable(
+          `The agent-sandbox controller did not act on SandboxClaim ${claim} within ${podStartTimeoutMs} ms: it is not running ` +
+            '(or does not run its extensions). Start it: here `sudo bash scripts/setup-kubernetes.sh --agent-sandbox`; ' +
+            'elsewhere the agent-sandbox-controller Deployment with `--extensions`.',
+          error,
+        );
+      }
+      throw new DockerTimeoutError({
+        operation: `sandbox claim (${claim}: ${ready.reason ?? ''}: ${ready.message ?? ''})`,
+        ...{ timeoutMs: podStartTimeoutMs, engine: this.engine, kind: 'kubernetes' },
+      });
+    }
+  }
+
+  private async deleteClaim(claim: string): Promise<void> {
+    const objects = await this.objects();
+    await objects.delete('sandboxclaims', claim).catch((error: unknown) => {
+      if (!isKubeGone(error)) throw error;
+    });
+  }
+
+  /**
+   * Gives back the pod `id` taken by a claim: deletes its claim (the garbage collector deletes
+   * its Sandbox and pod; deleting the pod alone would make its Sandbox start another). False
+   * when the pod is not one this engine claimed (the caller deletes it as usual).
+   */
+  async release(id: string): Promise<boolean> {
+    const clients = await this.clients();
+    const { namespace } = this.options;
+    let pod: V1Pod;
+    try {
+      pod = await kubeCall({
+        operation: 'pod get',
+        timeoutMs: this.apiTimeoutMs,
+        call: options => clients.core.readNamespacedPod({ name: id, namespace }, options),
+      });
+    } catch (error) {
+      if (isKubeGone(error)) return true;
+      throw error;
+    }
+    const claim = pod.metadata?.labels?.[CLAIM_LABEL];
+    if (claim === undefined) return false;
+    await this.deleteClaim(claim);
+    return true;
+  }
+}

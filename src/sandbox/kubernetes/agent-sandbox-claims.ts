@@ -1,16 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
-import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
 import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
 import type { BoxSpec } from '../driver/engine-driver.ts';
 import { EXPIRES_LABEL } from '../driver/labels.ts';
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
-import {
-  AGENT_SANDBOX_VERSION,
-  type AgentSandboxObject,
-  EXTENSIONS_GROUP,
-  agentSandboxObjects,
-} from './agent-sandbox-api.ts';
+import { agentSandboxObjects } from './agent-sandbox-api.ts';
+import { bindClaim } from './agent-sandbox-bind.ts';
+import { agentSandboxRefusal } from './agent-sandbox-errors.ts';
 import {
   type AgentSandboxTemplate,
   CLAIM_LABEL,
@@ -18,26 +13,13 @@ import {
   agentSandboxTemplate,
 } from './agent-sandbox-template.ts';
 import { type KubeClients, kubeCall } from './kube-client.ts';
-import { isKubeGone, statusOf, toKubeError } from './kube-errors.ts';
-import { waitForObject } from './object-waits.ts';
+import { isKubeGone, statusOf } from './kube-errors.ts';
 import { claimPod } from './pod-claims.ts';
 import { podManifest } from './pod-spec.ts';
-import { podInfo, podState } from './pod-state.ts';
+import { podInfo } from './pod-state.ts';
 
-// Ready=False reasons of a claim that waiting does not change.
-const TERMINAL = new Set([
-  'TemplateNotFound',
-  'WarmPoolNotFound',
-  'InvalidMetadata',
-  'EnvVarsInjectionRejected',
-  'VolumeClaimTemplatesError',
-]);
-// A bound sandbox whose pod already ended (a warm pod past its life, taken as a fallback).
-const ENDED = new Set(['PodSucceeded', 'PodFailed', 'SandboxExpired', 'ClaimExpired']);
 // Claims for one box before giving up on warm pods that are too old or ended.
 const ATTEMPTS = 3;
-
-type Bound = { claim: string; pod: V1Pod } | { claim: string; stale: true };
 
 /**
  * Boxes taken through kubernetes-sigs/agent-sandbox: for a box like `spec`, the engine makes
@@ -97,37 +79,8 @@ export class AgentSandboxClaims {
     });
   }
 
-  private unavailable(message: string, cause?: unknown): SandboxUnavailableError {
-    return new SandboxUnavailableError({
-      ...{ reason: 'agent-sandbox-unavailable', engine: this.engine, message },
-      ...(cause === undefined ? {} : { cause }),
-    });
-  }
-
-  /** A refused call as the sandbox's error: no CRDs, missing verbs, or the usual mapping. */
   private refusal(error: unknown): unknown {
-    const status = statusOf(error);
-    if (status === 404) {
-      return this.unavailable(
-        `The cluster ${this.engine} does not serve agent-sandbox's ${EXTENSIONS_GROUP}/${AGENT_SANDBOX_VERSION} ` +
-          'resources: install its CRDs and controller (here: `sudo bash scripts/setup-kubernetes.sh --agent-sandbox`; ' +
-          'elsewhere the kubernetes-sigs/agent-sandbox release manifests with the extensions), or drop `agentSandbox`.',
-        error,
-      );
-    }
-    if (status === 403) {
-      return new SandboxUnavailableError({
-        reason: 'forbidden',
-        engine: this.engine,
-        statusCode: 403,
-        message:
-          `The cluster ${this.engine} refused an agent-sandbox call in namespace ${this.options.namespace}. ` +
-          'Grant the Role of docs/kubernetes/agent-sandbox-role.yaml (sandboxtemplates, sandboxwarmpools: get, ' +
-          'create; sandboxclaims: create, get, list, watch, delete) beside the sandbox Role.',
-        cause: error,
-      });
-    }
-    return toKubeError(error, { engine: this.engine, namespace: this.options.namespace });
+    return agentSandboxRefusal(error, { engine: this.engine, namespace: this.options.namespace });
   }
 
   /** The CRDs are served and this namespace's claims can be listed (typed errors otherwise). */
@@ -187,7 +140,16 @@ export class AgentSandboxClaims {
     await this.ensure(made);
     const labels = podManifest({ name: 'claimed', spec, options: this.options }).metadata!.labels!;
     for (let attempt = 1; ; attempt++) {
-      const bound = await this.bind({ pool: made.name, labels, ttlMs: spec.ttlMs, abortSignal });
+      const bound = await bindClaim({
+        ...{ clients: await this.clients(), options: this.options, engine: this.engine },
+        ...{
+          apiTimeoutMs: this.apiTimeoutMs,
+          pool: made.name,
+          labels,
+          ttlMs: spec.ttlMs,
+          abortSignal,
+        },
+      });
       if ('stale' in bound) {
         void this.deleteClaim(bound.claim).catch(() => {});
         if (attempt < ATTEMPTS) continue;
@@ -238,100 +200,6 @@ export class AgentSandboxClaims {
       engine: this.engine,
       message: `The claimed pod ${pod.metadata?.name} on ${this.engine} kept changing; its labels could not be set.`,
     });
-  }
-
-  /** Creates a claim on `pool` and waits until it is bound and Ready (or why it will not be). */
-  private async bind({
-    pool,
-    labels,
-    ttlMs,
-    abortSignal,
-  }: {
-    pool: string;
-    labels: Record<string, string>;
-    ttlMs: number;
-    abortSignal?: AbortSignal | undefined;
-  }): Promise<Bound> {
-    const clients = await this.clients();
-    const objects = await this.objects();
-    const { namespace, podStartTimeoutMs } = this.options;
-    const claim = `ai-toolbelt-claim-${randomBytes(6).toString('hex')}`;
-    const shutdownTime = new Date(Date.now() + ttlMs + 60_000)
-      .toISOString()
-      .replace(/\.\d+Z$/, 'Z');
-    try {
-      await objects.create('sandboxclaims', {
-        apiVersion: `${EXTENSIONS_GROUP}/${AGENT_SANDBOX_VERSION}`,
-        kind: 'SandboxClaim',
-        metadata: { name: claim, namespace, labels: { ...labels, [OBJECT_LABEL]: '1' } },
-        spec: {
-          warmPoolRef: { name: pool },
-          lifecycle: { shutdownTime, shutdownPolicy: 'Delete' },
-        },
-      });
-    } catch (error) {
-      // A create that timed out may still have made it; an answer did not.
-      if (DockerTimeoutError.isInstance(error)) void this.deleteClaim(claim).catch(() => {});
-      throw this.refusal(error);
-    }
-    let last: AgentSandboxObject | undefined;
-    try {
-      const sandbox = await waitForObject<string | null, AgentSandboxObject>({
-        ...{ clients, name: claim, abortSignal, apiTimeoutMs: this.apiTimeoutMs },
-        path: objects.path('sandboxclaims'),
-        read: options =>
-          clients.custom.getNamespacedCustomObject(
-            {
-              group: EXTENSIONS_GROUP,
-              version: AGENT_SANDBOX_VERSION,
-              namespace,
-              plural: 'sandboxclaims',
-              name: claim,
-            },
-            options,
-          ),
-        operation: 'sandbox claim',
-        timeoutMs: podStartTimeoutMs,
-        decide: found => {
-          last = found;
-          if (found === undefined)
-            throw this.unavailable(`SandboxClaim ${claim} was deleted while it was bound.`);
-          const ready = found.status?.conditions?.find(condition => condition.type === 'Ready');
-          const name = found.status?.sandbox?.name;
-          if (ready?.reason !== undefined && TERMINAL.has(ready.reason)) {
-            throw this.unavailable(
-              `SandboxClaim ${claim} on ${this.engine} cannot be bound: ${ready.reason}: ${ready.message ?? ''}`,
-            );
-          }
-          if (name && ready?.reason !== undefined && ENDED.has(ready.reason))
-            return { value: null };
-          return name && ready?.status === 'True' ? { value: name } : undefined;
-        },
-      });
-      if (sandbox === null) return { claim, stale: true };
-      const pod = await kubeCall({
-        operation: 'pod get',
-        timeoutMs: this.apiTimeoutMs,
-        call: options => clients.core.readNamespacedPod({ name: sandbox, namespace }, options),
-      });
-      return podState(pod).running ? { claim, pod } : { claim, stale: true };
-    } catch (error) {
-      void this.deleteClaim(claim).catch(() => {});
-      if (!DockerTimeoutError.isInstance(error) || error.operation !== 'sandbox claim') throw error;
-      const ready = last?.status?.conditions?.find(condition => condition.type === 'Ready');
-      if (ready === undefined) {
-        throw this.unavailable(
-          `The agent-sandbox controller did not act on SandboxClaim ${claim} within ${podStartTimeoutMs} ms: it is not running ` +
-            '(or does not run its extensions). Start it: here `sudo bash scripts/setup-kubernetes.sh --agent-sandbox`; ' +
-            'elsewhere the agent-sandbox-controller Deployment with `--extensions`.',
-          error,
-        );
-      }
-      throw new DockerTimeoutError({
-        operation: `sandbox claim (${claim}: ${ready.reason ?? ''}: ${ready.message ?? ''})`,
-        ...{ timeoutMs: podStartTimeoutMs, engine: this.engine, kind: 'kubernetes' },
-      });
-    }
   }
 
   private async deleteClaim(claim: string): Promise<void> {

@@ -38,12 +38,12 @@ export type KubernetesEngineOptions = {
   /**
    * Take sandboxes through kubernetes-sigs/agent-sandbox (its CRDs and controller installed in
    * the cluster): each box is a SandboxClaim on a SandboxWarmPool of a SandboxTemplate that
-   * carries the same hardened pod, and is released by deleting the claim. Off by default: the
-   * engine makes its own pods. `true`, or `{ warmPoolSize }`: warm sandboxes each pool keeps
+   * carries the same hardened pod, and is released by deleting the claim. Off by default (or
+   * `false`): the engine makes its own pods. `true`, or `{ warmPoolSize }`: warm sandboxes each pool keeps
    * (default 2). A cluster without the CRDs or whose controller does not bind claims is a typed
    * error (`agent-sandbox-unavailable`), never a silent switch back.
    */
-  agentSandbox?: true | { warmPoolSize?: number };
+  agentSandbox?: boolean | { warmPoolSize?: number };
 };
 
 /** `KubernetesEngineOptions` with the defaults filled in. */
@@ -133,9 +133,10 @@ export function resolveKubernetesEngine({
   ) {
     throw invalid('nodeSelector', nodeSelector, 'must map label names to strings');
   }
-  const warmPoolSize = agentSandbox === true ? 2 : (agentSandbox?.warmPoolSize ?? 2);
+  const useAgentSandbox = agentSandbox !== undefined && agentSandbox !== false;
+  const warmPoolSize = typeof agentSandbox === 'object' ? (agentSandbox?.warmPoolSize ?? 2) : 2;
   if (
-    agentSandbox !== undefined &&
+    useAgentSandbox &&
     (!(agentSandbox === true || (typeof agentSandbox === 'object' && agentSandbox !== null)) ||
       !Number.isInteger(warmPoolSize) ||
       warmPoolSize < 0)
@@ -143,7 +144,7 @@ export function resolveKubernetesEngine({
     throw invalid(
       'agentSandbox',
       agentSandbox,
-      'must be true or { warmPoolSize } with a whole number of warm sandboxes (0 or more)',
+      'must be true, false or { warmPoolSize } with a whole number of warm sandboxes (0 or more)',
     );
   }
   return {
@@ -153,7 +154,7 @@ export function resolveKubernetesEngine({
       ...(kubeconfig === undefined ? {} : { kubeconfig }),
       ...(context === undefined ? {} : { context }),
       ...(nodeSelector === undefined ? {} : { nodeSelector }),
-      ...(agentSandbox === undefined ? {} : { agentSandbox: { warmPoolSize } }),
+      ...(useAgentSandbox ? { agentSandbox: { warmPoolSize } } : {}),
     },
   };
 }

@@ -21,7 +21,8 @@ const USAGE = `Usage:
   ai-toolbelt doctor --kubernetes [--namespace NS] [--kubeconfig FILE] [--runtime-class NAME]
                      checks a cluster instead (also with AI_TOOLBELT_SANDBOX_ENGINE=kubernetes):
                      its API server, the gVisor RuntimeClass, the namespace and RBAC, the image
-                     and one real run in a pod
+                     and one real run in a pod (through agent-sandbox's claims with
+                     AI_TOOLBELT_KUBERNETES_AGENT_SANDBOX=1)
   ai-toolbelt setup-sandbox [--add-packages "..."] [--add-python "NAME==VERSION ..."] [--index-url URL] [--image NAME]
                                                        (root) Docker + gVisor + image
   ai-toolbelt setup-sandbox-host --listen ADDR [...]   (root) a sandbox host over mutual TLS

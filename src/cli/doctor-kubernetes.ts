@@ -84,6 +84,16 @@ export async function doctorKubernetes({
       );
     } else if (
       SandboxUnavailableError.isInstance(error) &&
+      error.reason === 'agent-sandbox-unavailable'
+    ) {
+      fail(
+        'agent-sandbox',
+        message,
+        "install agent-sandbox's CRDs and controller, or leave AI_TOOLBELT_KUBERNETES_AGENT_SANDBOX unset " +
+          '(docs/deploy.md, "Through agent-sandbox")',
+      );
+    } else if (
+      SandboxUnavailableError.isInstance(error) &&
       error.reason !== 'cluster-unreachable'
     ) {
       if (stage === 'Kubernetes API server') {

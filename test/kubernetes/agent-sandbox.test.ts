@@ -110,21 +110,28 @@ describeAgentSandbox('Kubernetes engine through agent-sandbox claims', () => {
 
   it('keeps a conversation in one claimed interpreter pod across cells', async () => {
     const sandbox = open[0]!;
-    const conversation = { id: 'chat-1', userId: 'alice' };
-    const first = await sandbox.executeCell('rows = [1, 2, 3]\nprint(len(rows))', {
-      conversation,
+    // The first conversation makes the interpreters' template and pool.
+    const first = await sandbox.executeCell('print(1)', {
+      conversation: { id: 'chat-0', userId: 'alice' },
       timeoutMs: 60_000,
     });
-    expect(first).toMatchObject({ state: 'success', stdout: '3\n' });
+    expect(first).toMatchObject({ status: 'success', stdout: '1\n' });
     const pool = await readyPool('conversation');
-    const second = await sandbox.executeCell(`rows.append(4)\n${HOSTNAME}\nprint(sum(rows))`, {
+    const conversation = { id: 'chat-1', userId: 'bob' };
+    const cell = await sandbox.executeCell('rows = [1, 2, 3]\nprint(len(rows))', {
       conversation,
       timeoutMs: 60_000,
     });
-    expect(second).toMatchObject({ state: 'success' });
-    const [pod, total] = second.stdout.trim().split('\n');
+    expect(cell).toMatchObject({ status: 'success', stdout: '3\n' });
+    const next = await sandbox.executeCell(`rows.append(4)\n${HOSTNAME}\nprint(sum(rows))`, {
+      conversation,
+      timeoutMs: 60_000,
+    });
+    expect(next).toMatchObject({ status: 'success' });
+    const [pod, total] = next.stdout.trim().split('\n');
     expect(total).toBe('10');
-    expect(pod!.startsWith('ai-toolbelt-conversation-')).toBe(true);
+    // A warm interpreter of the pool, held by a claim of this sandbox.
+    expect(pod!.startsWith(`${pool}-`)).toBe(true);
     const claims = JSON.parse(
       await kubectl(['get', 'sandboxclaims', '-n', ns.namespace, '-o', 'json']),
     ) as {
@@ -133,10 +140,8 @@ describeAgentSandbox('Kubernetes engine through agent-sandbox claims', () => {
         status?: { sandbox?: { name?: string } };
       }>;
     };
-    expect(claims.items.map(claim => claim.status?.sandbox?.name)).toContain(pod);
-    expect(
-      claims.items.find(claim => claim.status?.sandbox?.name === pod)?.spec.warmPoolRef.name,
-    ).toBe(pool);
+    const held = claims.items.find(claim => claim.status?.sandbox?.name === pod);
+    expect(held?.spec.warmPoolRef.name).toBe(pool);
   }, 240_000);
 
   it('two replicas take warm sandboxes, never the same one', async () => {

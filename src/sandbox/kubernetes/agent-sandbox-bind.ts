@@ -77,10 +77,14 @@ export async function bindClaim({
       ...{ reason: 'agent-sandbox-unavailable', engine, message },
       ...(cause === undefined ? {} : { cause }),
     });
+  // Deleted before the failure is reported: nothing is left behind.
   const release = () =>
-    void objects.delete('sandboxclaims', claim).catch(() => {
-      // Gone already, or the claim's shutdownTime ends it.
-    });
+    objects.delete('sandboxclaims', claim).then(
+      () => {},
+      () => {
+        // Gone already, or the claim's shutdownTime ends it.
+      },
+    );
   const shutdownTime = new Date(Date.now() + ttlMs + 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
   try {
     await objects.create('sandboxclaims', {
@@ -94,7 +98,7 @@ export async function bindClaim({
     });
   } catch (error) {
     // A create that timed out may still have made it; an answer did not.
-    if (DockerTimeoutError.isInstance(error)) release();
+    if (DockerTimeoutError.isInstance(error)) await release();
     throw agentSandboxRefusal(error, { engine, namespace });
   }
   let last: AgentSandboxObject | undefined;
@@ -138,7 +142,7 @@ export async function bindClaim({
     });
     return podState(pod).running ? { claim, pod } : { claim, stale: true };
   } catch (error) {
-    release();
+    await release();
     if (!DockerTimeoutError.isInstance(error) || error.operation !== 'sandbox claim') throw error;
     const ready = last?.status?.conditions?.find(condition => condition.type === 'Ready');
     if (ready === undefined) {

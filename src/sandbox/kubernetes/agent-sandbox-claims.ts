@@ -151,7 +151,7 @@ export class AgentSandboxClaims {
         },
       });
       if ('stale' in bound) {
-        void this.deleteClaim(bound.claim).catch(() => {});
+        await this.deleteClaim(bound.claim).catch(() => {});
         if (attempt < ATTEMPTS) continue;
         throw new SandboxUnavailableError({
           reason: 'engine-error',
@@ -162,7 +162,7 @@ export class AgentSandboxClaims {
       const { claim, pod } = bound;
       const createdMs = new Date(pod.metadata?.creationTimestamp ?? Date.now()).getTime();
       if (Date.now() - createdMs > spec.ttlMs / 2 && attempt < ATTEMPTS) {
-        void this.deleteClaim(claim).catch(() => {});
+        await this.deleteClaim(claim).catch(() => {});
         continue;
       }
       const name = pod.metadata!.name!;
@@ -173,7 +173,7 @@ export class AgentSandboxClaims {
           [CLAIM_LABEL]: claim,
         });
       } catch (error) {
-        void this.deleteClaim(claim).catch(() => {});
+        await this.deleteClaim(claim).catch(() => {});
         throw error;
       }
       return name;

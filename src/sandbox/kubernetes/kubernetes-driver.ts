@@ -23,13 +23,13 @@ import { AgentSandboxClaims } from './agent-sandbox-claims.ts';
 import { checkCluster } from './check-cluster.ts';
 import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
 import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';
+import { waitForPod } from './object-waits.ts';
 import { LeaseRecord } from './lease-record.ts';
 import { claimPod } from './pod-claims.ts';
 import { CONTAINER, podManifest, podName } from './pod-spec.ts';
 import { startPod } from './pod-start.ts';
 import { podInfo, podState } from './pod-state.ts';
 import { attachPod } from './pod-stream.ts';
-import { waitForPod } from './object-waits.ts';
 
 // Exit 128 + SIGKILL, as an OOM kill reports it.
 const SIGKILL_EXIT = 137;
@@ -47,7 +47,9 @@ function gone(name: string): Error {
  * attached over its WebSocket (`pods/attach`, v5), killed and removed by deletion, listed by
  * label. A pod is attached once it runs, so what it wrote before is read from its log
  * (`earlyOutput`). Every API call has the engine's deadline; a pod's start has
- * `podStartTimeoutMs`. The client library is loaded on first use.
+ * `podStartTimeoutMs`. The client library is loaded on first use. With `agentSandbox` the pods
+ * are taken through SandboxClaims of kubernetes-sigs/agent-sandbox and given back by deleting
+ * the claim (`AgentSandboxClaims`); everything else about a pod is the same.
  *
  * @example
  * ```ts

@@ -209,6 +209,14 @@ describeAgentSandbox('Kubernetes engine through agent-sandbox claims', () => {
     expect(pods.filter(pod => pod.startsWith(`${pool}-`)).length).toBeGreaterThanOrEqual(1);
   }, 240_000);
 
+  it('makes the pool and template again when they were deleted meanwhile', async () => {
+    await kubectl(['delete', 'sandboxwarmpools,sandboxtemplates', '--all', '-n', ns.namespace]);
+    const run = await open[0]!.execute('print("again")', { timeoutMs: 60_000 });
+    expect(run).toMatchObject({ status: 'success', stdout: 'again\n' });
+    const pools = (await list('sandboxwarmpools')).map(pool => pool.metadata.name);
+    expect(pools.some(pool => pool.startsWith('ai-toolbelt-execute-'))).toBe(true);
+  }, 180_000);
+
   it('close() leaves no claims, and no sandboxes or pods but the warm pools', async () => {
     await Promise.all(open.splice(0).map(sandbox => sandbox.close()));
     expect(await names(ns.namespace, 'sandboxclaims')).toEqual([]);

@@ -17,17 +17,21 @@ import { podState } from './pod-state.ts';
 
 // Ready=False reasons of a claim that waiting does not change.
 const TERMINAL = new Set([
-  'TemplateNotFound',
-  'WarmPoolNotFound',
   'InvalidMetadata',
   'EnvVarsInjectionRejected',
   'VolumeClaimTemplatesError',
 ]);
 // A bound sandbox whose pod already ended (a warm pod past its life, taken as a fallback).
 const ENDED = new Set(['PodSucceeded', 'PodFailed', 'SandboxExpired', 'ClaimExpired']);
+// The pool or its template is gone (deleted since this process made them): make them again.
+const MISSING = new Set(['TemplateNotFound', 'WarmPoolNotFound']);
 
-/** A claim bound to a running pod, or to a sandbox that had ended (`stale`: give it back). */
-export type BoundClaim = { claim: string; pod: V1Pod } | { claim: string; stale: true };
+/**
+ * A claim bound to a running pod, to a sandbox that had ended (`stale`: it was given back), or
+ * not bound because its pool or template is gone (`missing`: it was given back).
+ */
+export type BoundClaim =
+  { claim: string; pod: V1Pod } | { claim: string; stale: true } | { claim: string; missing: true };
 
 /**
  * Creates a SandboxClaim on the warm pool `pool` (labelled with `labels`, its `shutdownTime` the
@@ -103,7 +107,10 @@ export async function bindClaim({
   }
   let last: AgentSandboxObject | undefined;
   try {
-    const sandbox = await waitForObject<string | null, AgentSandboxObject>({
+    const sandbox = await waitForObject<
+      { bound: string } | 'ended' | 'missing',
+      AgentSandboxObject
+    >({
       ...{ clients, name: claim, abortSignal, apiTimeoutMs },
       path: objects.path('sandboxclaims'),
       read: options =>
@@ -125,22 +132,29 @@ export async function bindClaim({
           throw unavailable(`SandboxClaim ${claim} was deleted while it was bound.`);
         const ready = found.status?.conditions?.find(condition => condition.type === 'Ready');
         const name = found.status?.sandbox?.name;
+        if (ready?.reason !== undefined && MISSING.has(ready.reason)) return { value: 'missing' };
         if (ready?.reason !== undefined && TERMINAL.has(ready.reason)) {
           throw unavailable(
             `SandboxClaim ${claim} on ${engine} cannot be bound: ${ready.reason}: ${ready.message ?? ''}`,
           );
         }
-        if (name && ready?.reason !== undefined && ENDED.has(ready.reason)) return { value: null };
-        return name && ready?.status === 'True' ? { value: name } : undefined;
+        if (name && ready?.reason !== undefined && ENDED.has(ready.reason))
+          return { value: 'ended' };
+        return name && ready?.status === 'True' ? { value: { bound: name } } : undefined;
       },
     });
-    if (sandbox === null) return { claim, stale: true };
+    if (typeof sandbox === 'string') {
+      await release();
+      return sandbox === 'ended' ? { claim, stale: true } : { claim, missing: true };
+    }
     const pod = await kubeCall({
       operation: 'pod get',
       timeoutMs: apiTimeoutMs,
-      call: options => clients.core.readNamespacedPod({ name: sandbox, namespace }, options),
+      call: options => clients.core.readNamespacedPod({ name: sandbox.bound, namespace }, options),
     });
-    return podState(pod).running ? { claim, pod } : { claim, stale: true };
+    if (podState(pod).running) return { claim, pod };
+    await release();
+    return { claim, stale: true };
   } catch (error) {
     await release();
     if (!DockerTimeoutError.isInstance(error) || error.operation !== 'sandbox claim') throw error;

@@ -150,13 +150,20 @@ export class AgentSandboxClaims {
           abortSignal,
         },
       });
-      if ('stale' in bound) {
-        await this.deleteClaim(bound.claim).catch(() => {});
+      if ('missing' in bound) {
+        // Deleted since this process made them (an admin's clean-up): made again, claimed again.
+        this.ensured.delete(made.name);
+        await this.ensure(made);
+        if (attempt < ATTEMPTS) continue;
+      }
+      if (!('pod' in bound)) {
         if (attempt < ATTEMPTS) continue;
         throw new SandboxUnavailableError({
           reason: 'engine-error',
           engine: this.engine,
-          message: `SandboxWarmPool ${made.name} on ${this.engine} handed out ${ATTEMPTS} sandboxes that had ended or were past half their life; try again once it has fresh ones.`,
+          message:
+            `${ATTEMPTS} claims on SandboxWarmPool ${made.name} of ${this.engine} got no fresh sandbox (ended, past half ` +
+            'their life, or the pool was deleted meanwhile); try again once it has fresh ones.',
         });
       }
       const { claim, pod } = bound;

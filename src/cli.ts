@@ -95,7 +95,12 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'doctor') {
     const { doctor, formatDoctor } = await import('./cli/doctor.ts');
     const { kubernetesFromEnv } = await import('./sandbox/options/kubernetes-options.ts');
-    const env = kubernetesFromEnv(process.env);
+    // With --kubernetes the environment's Kubernetes settings (namespace, agent-sandbox) apply too.
+    const env = kubernetesFromEnv(
+      values.kubernetes === true
+        ? { ...process.env, AI_TOOLBELT_SANDBOX_ENGINE: 'kubernetes' }
+        : process.env,
+    );
     const kubernetes =
       values.kubernetes === true || env !== undefined
         ? {

@@ -15,7 +15,15 @@ const CRDS = [
   'sandboxclaims.extensions.agents.x-k8s.io',
   'sandboxwarmpools.extensions.agents.x-k8s.io',
 ];
-const ROLE = join(import.meta.dirname, '..', '..', 'docs', 'kubernetes', 'agent-sandbox-role.yaml');
+/** docs/kubernetes/agent-sandbox-role.yaml. */
+export const ROLE = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'docs',
+  'kubernetes',
+  'agent-sandbox-role.yaml',
+);
 
 /** The controller's pid on the local cluster, if it runs. */
 export function controllerPid(): number | undefined {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createStorage } from 'unstorage';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -6,6 +7,7 @@ import {
   SandboxUnavailableError,
 } from '../../src/sandbox/index.ts';
 import {
+  ROLE,
   controllerPid,
   createAgentSandboxNamespace,
   describeAgentSandbox,
@@ -272,10 +274,10 @@ describeAgentSandbox('Kubernetes engine through agent-sandbox claims', () => {
     120_000,
   );
 
-  it('refuses with the Role to grant when the namespace lacks the agent-sandbox Role', async () => {
+  it('refuses with the Role to grant when the namespace lacks the agent-sandbox Role or a verb of it', async () => {
     const bare = await createAgentSandboxNamespace({ role: false });
-    try {
-      const error = await DockerSandbox.create({
+    const refusal = () =>
+      DockerSandbox.create({
         engines: [bare.engine({ agentSandbox: true })],
         image: SANDBOX_IMAGE,
       }).then(
@@ -285,8 +287,20 @@ describeAgentSandbox('Kubernetes engine through agent-sandbox claims', () => {
         },
         (failed: unknown) => failed,
       );
-      expect(error).toMatchObject({ reason: 'forbidden' });
-      expect((error as Error).message).toContain('docs/kubernetes/agent-sandbox-role.yaml');
+    try {
+      const none = await refusal();
+      expect(none).toMatchObject({ reason: 'forbidden' });
+      expect((none as Error).message).toContain('docs/kubernetes/agent-sandbox-role.yaml');
+      // The documented Role without `delete` on claims: the check names the missing verb.
+      const role = readFileSync(ROLE, 'utf8')
+        .replaceAll('ai-toolbelt-sandbox', bare.namespace)
+        .replace('verbs: [create, get, list, watch, delete]', 'verbs: [create, get, list, watch]');
+      await kubectl(['apply', '-f', '-'], { input: role });
+      const partial = await refusal();
+      expect(partial).toMatchObject({ reason: 'forbidden' });
+      expect((partial as Error).message).toContain(
+        'delete sandboxclaims (extensions.agents.x-k8s.io)',
+      );
     } finally {
       await bare.remove();
     }

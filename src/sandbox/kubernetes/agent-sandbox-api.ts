@@ -5,6 +5,21 @@ export const EXTENSIONS_GROUP = 'extensions.agents.x-k8s.io';
 /** The version of its API that v1.0.1 serves. */
 export const AGENT_SANDBOX_VERSION = 'v1beta1';
 
+/** What the engine does with agent-sandbox's resources (docs/kubernetes/agent-sandbox-role.yaml). */
+export const AGENT_SANDBOX_ACCESS = [
+  {
+    group: EXTENSIONS_GROUP,
+    resource: 'sandboxtemplates',
+    verbs: ['get', 'create'],
+  },
+  { group: EXTENSIONS_GROUP, resource: 'sandboxwarmpools', verbs: ['get', 'create'] },
+  {
+    group: EXTENSIONS_GROUP,
+    resource: 'sandboxclaims',
+    verbs: ['create', 'get', 'list', 'watch', 'delete'],
+  },
+];
+
 /** The resources of agent-sandbox this engine uses. */
 export type AgentSandboxPlural = 'sandboxtemplates' | 'sandboxwarmpools' | 'sandboxclaims';
 

@@ -3,7 +3,7 @@ import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.
 import type { BoxSpec } from '../driver/engine-driver.ts';
 import { EXPIRES_LABEL } from '../driver/labels.ts';
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
-import { agentSandboxObjects } from './agent-sandbox-api.ts';
+import { AGENT_SANDBOX_ACCESS, agentSandboxObjects } from './agent-sandbox-api.ts';
 import { bindClaim } from './agent-sandbox-bind.ts';
 import { agentSandboxRefusal } from './agent-sandbox-errors.ts';
 import {
@@ -12,6 +12,7 @@ import {
   OBJECT_LABEL,
   agentSandboxTemplate,
 } from './agent-sandbox-template.ts';
+import { deniedAccess } from './check-cluster.ts';
 import { type KubeClients, kubeCall } from './kube-client.ts';
 import { isKubeGone, statusOf } from './kube-errors.ts';
 import { claimPod } from './pod-claims.ts';
@@ -83,12 +84,30 @@ export class AgentSandboxClaims {
     return agentSandboxRefusal(error, { engine: this.engine, namespace: this.options.namespace });
   }
 
-  /** The CRDs are served and this namespace's claims can be listed (typed errors otherwise). */
+  /**
+   * The CRDs are served (a listing of claims answers) and the app may do what it does with them
+   * in its namespace (an access review per verb); typed errors otherwise.
+   */
   async check(): Promise<void> {
     const objects = await this.objects();
     await objects.list('sandboxclaims', `${OBJECT_LABEL}=1`).catch((error: unknown) => {
       throw this.refusal(error);
     });
+    const { namespace } = this.options;
+    const denied = await deniedAccess({
+      ...{ clients: await this.clients(), namespace, apiTimeoutMs: this.apiTimeoutMs },
+      needed: AGENT_SANDBOX_ACCESS,
+    });
+    if (denied.length > 0) {
+      throw new SandboxUnavailableError({
+        reason: 'forbidden',
+        engine: this.engine,
+        statusCode: 403,
+        message:
+          `The sandbox may not ${denied.join(', ')} in namespace ${namespace} on ${this.engine}. Grant the ` +
+          "app's service account the Role of docs/kubernetes/agent-sandbox-role.yaml beside the sandbox Role.",
+      });
+    }
   }
 
   /** Makes the template and its warm pool unless they exist (once per process and name). */

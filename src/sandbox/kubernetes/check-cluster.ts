@@ -181,17 +181,28 @@ async function runtimeClasses(clients: KubeClients, apiTimeoutMs: number): Promi
   }
 }
 
-/** The accesses of `NEEDED_ACCESS` the cluster denies this client, as `verb resource` text. */
-async function deniedAccess({
+/**
+ * The accesses of `needed` (default `NEEDED_ACCESS`) the cluster denies this client in
+ * `namespace`, as `verb resource` text (one SelfSubjectAccessReview each).
+ *
+ * @example
+ * ```ts
+ * const denied = await deniedAccess({ clients, namespace: 'sandbox', apiTimeoutMs: 15_000 });
+ * ```
+ */
+export async function deniedAccess({
   clients,
   namespace,
   apiTimeoutMs,
+  needed = NEEDED_ACCESS,
 }: {
   clients: KubeClients;
   namespace: string;
   apiTimeoutMs: number;
+  /** The accesses to ask about. */
+  needed?: typeof NEEDED_ACCESS;
 }): Promise<string[]> {
-  const asks = NEEDED_ACCESS.flatMap(({ group, resource, subresource, verbs }) =>
+  const asks = needed.flatMap(({ group, resource, subresource, verbs }) =>
     verbs.map(verb => ({ group, resource, subresource, verb })),
   );
   const answers = await Promise.all(

@@ -1,4 +1,5 @@
 // Every figure the docs may quote, by name (see update-docs.ts for the markers).
+import { agentSandboxFigures } from './agent-sandbox-figures.ts';
 import { egressFigureRenderers } from './egress-figures.ts';
 import { embeddingFigures } from './embedding-figures.ts';
 import { kubernetesFigures } from './kubernetes-figures.ts';
@@ -10,6 +11,7 @@ import type { Renderers } from './update-docs.ts';
 
 /** The blocks and values of README, docs/** and the examples' READMEs. */
 export const RENDERERS: Renderers = [
+  agentSandboxFigures,
   egressFigureRenderers,
   embeddingFigures,
   kubernetesFigures,

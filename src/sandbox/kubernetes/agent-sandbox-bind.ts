@@ -129,7 +129,7 @@ export async function bindClaim({
       decide: found => {
         last = found;
         if (found === undefined)
-          throw unavailable(`SandboxClaim ${claim} was deleted while it was bound.`);
+          throw unavailable(`SandboxClaim ${claim} was deleted before it was bound.`);
         const ready = found.status?.conditions?.find(condition => condition.type === 'Ready');
         const name = found.status?.sandbox?.name;
         if (ready?.reason !== undefined && MISSING.has(ready.reason)) return { value: 'missing' };

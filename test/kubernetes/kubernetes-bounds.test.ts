@@ -145,8 +145,12 @@ describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', (
 
   it("the one-shot warm pool is the cluster's: 2 waiting pods for two replicas, each taken once", async () => {
     const [a, b] = await replicas({}, { warmPoolSize: 2, scope: 'runs' });
+    // Waiting means running: a pool pod still starting is not handed out (the run gets its own).
     const waiting = async () =>
-      (await ns.pods()).filter(pod => pod.name.startsWith('ai-toolbelt-execute-') && !pod.deleting);
+      (await ns.pods()).filter(
+        pod =>
+          pod.name.startsWith('ai-toolbelt-execute-') && pod.phase === 'Running' && !pod.deleting,
+      );
     await vi.waitFor(async () => expect(await waiting()).toHaveLength(2), {
       timeout: 120_000,
       interval: 250,

@@ -144,6 +144,11 @@ describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', (
       timeout: 120_000,
       interval: 250,
     });
+    // Each replica's counts follow its own marks at once (not at its next fill, 30 s away).
+    await vi.waitFor(() => expect(a.warmReadyCount + b.warmReadyCount).toBeGreaterThanOrEqual(2), {
+      timeout: 20_000,
+      interval: 100,
+    });
     const before = new Set((await waiting()).map(pod => pod.name));
     const runs = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>

@@ -71,7 +71,7 @@ function embeddingTable(results: Results): string {
       `Each model in a fresh process, ${n(first, 'runs')} runs each, medians; ${n(first, 'threads')} ONNX Runtime threads.`,
       `Load: from \`localEmbeddingModel()\` to \`await model.load()\` (the worker thread, ONNX Runtime and the tokenizer).`,
       `Query: one search's query at a time through \`doEmbed\` (${num(n(first, 'queryMeanTokens'), 1)} tokens on average), 200 calls after 20 warm-up ones.`,
-      `Search: \`index.search(query, { topK: 5 })\` on a hybrid index of those ${tools} tools (the query embedded, both channels ranked and fused), 200 after 20 warm-up ones.`,
+      `Search: \`index.search(query, { topK: 5 })\` on a hybrid index of those ${tools} tools (the query embedded, both channels ranked and fused), the azure-mcp requests (shorter than the query rows' texts), 200 after 20 warm-up ones.`,
       `Catalog: the BFCL dev tools repeated under new names to ${tools}, their index texts through \`embedMany\`; the main thread's event-loop delay meanwhile.`,
       `vs default: the catalog's time and the query p50 over the default model's in the same run (the median of the runs' ratios; on a shared machine they vary less than the times).`,
       `RSS before loading → after → after the catalog, MiB.`,

@@ -4,6 +4,7 @@ import { SandboxBusyError } from '../../src/errors/sandbox-busy-error.ts';
 import { type ConversationOptions, DockerSandbox } from '../../src/sandbox/index.ts';
 import { SANDBOX_IMAGE, describeKubernetes, kubectl } from './cluster.ts';
 import { type SandboxNamespace, createSandboxNamespace } from './sandbox-namespace.ts';
+import { peakDuring } from '../sandbox/conversation/bounds/peak-during.ts';
 
 // Bounds and warm pools that the cluster enforces: replicas here share nothing but the cluster
 // (each has its own in-memory store), yet never pass the bounds together (leases in the API
@@ -49,20 +50,8 @@ async function interpreters(scope?: string): Promise<string[]> {
 }
 
 /** The most live interpreters of `scope` at once while `work` runs (the API server polled throughout). */
-async function peakDuring<T>(scope: string, work: () => Promise<T>): Promise<[T, number]> {
-  let peak = 0;
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) peak = Math.max(peak, (await interpreters(scope)).length);
-  })();
-  try {
-    return [await work(), peak];
-  } finally {
-    sampling = false;
-    await sampler;
-    peak = Math.max(peak, (await interpreters(scope)).length);
-  }
-}
+const peakOf = <T>(scope: string, work: () => Promise<T>) =>
+  peakDuring(async () => (await interpreters(scope)).length, work);
 
 describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', () => {
   beforeAll(async () => {
@@ -78,7 +67,7 @@ describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', (
   it('twelve users at once on two replicas against maxInterpreters 4: never more than 4 live', async () => {
     const scope = 'twelve';
     const [a, b] = await replicas({ maxInterpreters: 4, maxPerEngine: 4 }, { scope });
-    const [results, peak] = await peakDuring(scope, () =>
+    const [results, peak] = await peakOf(scope, () =>
       Promise.allSettled(
         Array.from({ length: 12 }, (_, i) =>
           (i % 2 === 0 ? a : b).executeCell('x = 1', {
@@ -108,7 +97,7 @@ describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', (
       sandbox.executeCell('x = 1', { conversation: { id, userId: 'carol' }, timeoutMs: 60_000 });
     await cell(a, 'first');
     await cell(b, 'second');
-    const [results, peak] = await peakDuring(scope, () =>
+    const [results, peak] = await peakOf(scope, () =>
       Promise.all([cell(a, 'third'), cell(b, 'fourth')]),
     );
     expect(results.map(result => result.status)).toEqual(['success', 'success']);
@@ -145,11 +134,20 @@ describeKubernetes('Kubernetes engine: bounds and warm pools across replicas', (
 
   it("the one-shot warm pool is the cluster's: 2 waiting pods for two replicas, each taken once", async () => {
     const [a, b] = await replicas({}, { warmPoolSize: 2, scope: 'runs' });
+    // Waiting means running: a pool pod still starting is not handed out (the run gets its own).
     const waiting = async () =>
-      (await ns.pods()).filter(pod => pod.name.startsWith('ai-toolbelt-execute-') && !pod.deleting);
+      (await ns.pods()).filter(
+        pod =>
+          pod.name.startsWith('ai-toolbelt-execute-') && pod.phase === 'Running' && !pod.deleting,
+      );
     await vi.waitFor(async () => expect(await waiting()).toHaveLength(2), {
       timeout: 120_000,
       interval: 250,
+    });
+    // Each replica's counts follow its own marks at once (not at its next fill, 30 s away).
+    await vi.waitFor(() => expect(a.warmReadyCount + b.warmReadyCount).toBeGreaterThanOrEqual(2), {
+      timeout: 20_000,
+      interval: 100,
     });
     const before = new Set((await waiting()).map(pod => pod.name));
     const runs = await Promise.all(

@@ -37,19 +37,19 @@ describeKubernetes('Kubernetes engine: a node restart mid-conversation', () => {
     await sandbox.executeCell('x = 41', { conversation: busy, timeoutMs: 30_000 });
     await sandbox.executeCell('y = "kept"', { conversation: idle, timeoutMs: 30_000 });
     const started = performance.now();
+    // The restart comes once the cell has printed: it runs in its interpreter by then.
+    let printed: () => void = () => {};
+    const running = new Promise<void>(resolve => (printed = resolve));
     const inFlight = sandbox
       .executeCell(
         'import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.5)\nx += 1',
-        {
-          conversation: busy,
-          timeoutMs: 60_000,
-        },
+        { conversation: busy, timeoutMs: 60_000, onOutput: () => printed() },
       )
       .then(
         result => ({ result }),
         (error: unknown) => ({ error }),
       );
-    await new Promise(resolve => setTimeout(resolve, 2_000));
+    await Promise.race([running, inFlight]);
     const { stdout } = await run('bash', [script, '--restart-node']);
     expect(stdout).toMatch(/the node is back in \d+ s/);
     const settled = await inFlight;

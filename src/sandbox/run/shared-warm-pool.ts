@@ -187,8 +187,12 @@ export class SharedWarmPool {
       if (log === undefined) return;
       if (log.includes(READY_MARKER)) {
         const box = (await this.list().catch(() => [])).find(found => found.id === id);
-        if (box !== undefined)
-          await this.driver.claim!(box, { [READY_LABEL]: '1' }).catch(() => {});
+        const marked =
+          box !== undefined &&
+          (await this.driver.claim!(box, { [READY_LABEL]: '1' }).catch(() => false));
+        // The counts (`readyCount`) read the last listing: list again now rather than at the
+        // next fill, up to 30 s away.
+        if (marked) await this.list().catch(() => {});
         return;
       }
       await new Promise(resolve => setTimeout(resolve, READY_POLL_MS));

@@ -93,23 +93,21 @@ export function leaseScenarios(fresh: () => Promise<Leases>): void {
     const leases = await fresh();
     const wide = { maxAll: 8, maxEngine: 8, maxUser: 1 };
     const at = await listing(leases);
-    const mine = id();
-    await leases.reserve({
-      id: mine,
-      engine: 'e1',
-      user: 'u',
-      listing: at,
-      bounds: wide,
-      ttlMs: 60_000,
-    });
-    await leases.confirm({
-      id: mine,
-      engine: 'e1',
-      user: 'u',
-      container: 'c1',
-      ttlMs: 60_000,
-      busyMs: 60_000,
-    });
+    /** A lease reserved and confirmed with its container, busy for `busyMs`. */
+    const started = async (user: string, container: string, busyMs: number) => {
+      const lease = id();
+      await leases.reserve({
+        id: lease,
+        engine: 'e1',
+        user,
+        listing: at,
+        bounds: wide,
+        ttlMs: 60_000,
+      });
+      await leases.confirm({ id: lease, engine: 'e1', user, container, ttlMs: 60_000, busyMs });
+      return lease;
+    };
+    const mine = await started('u', 'c1', 60_000);
     const again = () =>
       leases.reserve({
         id: id(),
@@ -127,23 +125,7 @@ export function leaseScenarios(fresh: () => Promise<Leases>): void {
       spare: [{ id: mine, e: 'e1', c: 'c1', l: expect.any(Number) }],
     });
     // Another user is not bound by it; a waiting interpreter claimed for `u` is.
-    const waiting = id();
-    await leases.reserve({
-      id: waiting,
-      engine: 'e1',
-      user: '',
-      listing: at,
-      bounds: wide,
-      ttlMs: 60_000,
-    });
-    await leases.confirm({
-      id: waiting,
-      engine: 'e1',
-      user: '',
-      container: 'c2',
-      ttlMs: 60_000,
-      busyMs: 0,
-    });
+    const waiting = await started('', 'c2', 0);
     const claim = (user: string) =>
       leases.claim({
         ...{ id: waiting, engine: 'e1', container: 'c2', user, listing: at },

@@ -28,6 +28,7 @@ import {
   docker,
   expectNoLeakedContainers,
 } from '../../sandbox-availability.ts';
+import { peakDuring } from './peak-during.ts';
 
 const KEY = 'bounds-test-key-0123456789abcdef0123';
 
@@ -42,20 +43,8 @@ async function interpreters(
 }
 
 /** The most interpreters of `scope` live at once while `work` runs (the engine polled throughout). */
-async function peakDuring<T>(scope: string, work: () => Promise<T>): Promise<[T, number]> {
-  let peak = 0;
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) peak = Math.max(peak, (await interpreters(scope)).length);
-  })();
-  try {
-    return [await work(), peak];
-  } finally {
-    sampling = false;
-    await sampler;
-    peak = Math.max(peak, (await interpreters(scope)).length);
-  }
-}
+const peakOf = <T>(scope: string, work: () => Promise<T>) =>
+  peakDuring(async () => (await interpreters(scope)).length, work);
 
 describeRedis('interpreter bounds across replicas on Redis', () => {
   describeSandbox('two replicas sharing one redis-server store', () => {
@@ -94,7 +83,7 @@ describeRedis('interpreter bounds across replicas on Redis', () => {
 
     it('twelve users at once on two replicas against maxInterpreters 4: never more than 4 live', async () => {
       const { scope, a, b } = await replicas({ maxInterpreters: 4, maxPerEngine: 4 });
-      const [results, peak] = await peakDuring(scope, () =>
+      const [results, peak] = await peakOf(scope, () =>
         Promise.allSettled(
           Array.from({ length: 12 }, (_, i) =>
             (i % 2 === 0 ? a : b).executeCell('x = 1', {
@@ -121,7 +110,7 @@ describeRedis('interpreter bounds across replicas on Redis', () => {
       await cell(b, 'bob');
       // Six users at once: the first ones each evict one of the two idle interpreters; the
       // others find both busy (running their first cell) or starting, and are refused.
-      const [results, peak] = await peakDuring(scope, () =>
+      const [results, peak] = await peakOf(scope, () =>
         Promise.allSettled(
           ['cat', 'dan', 'eve', 'fay', 'gus', 'hal'].map((user, i) => cell(i % 2 ? b : a, user)),
         ),
@@ -146,7 +135,7 @@ describeRedis('interpreter bounds across replicas on Redis', () => {
         sandbox.executeCell('x = 1', { conversation: { id, userId: 'carol' } });
       await cell(a, 'first');
       await cell(b, 'second');
-      const [results, peak] = await peakDuring(scope, () =>
+      const [results, peak] = await peakOf(scope, () =>
         Promise.all([cell(a, 'third'), cell(b, 'fourth')]),
       );
       expect(results.map(result => result.status)).toEqual(['success', 'success']);

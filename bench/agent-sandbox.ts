@@ -5,7 +5,7 @@
 // a claim bound to a SandboxWarmPool's, against a pod of the engine's own pool); and what each
 // left behind. Pre-imports off.
 //
-//   node bench/agent-sandbox.ts [--runs 10]
+//   npm run bench:agent-sandbox [-- --runs 10]
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -117,7 +117,7 @@ async function measure(agentSandbox: boolean): Promise<Record<string, unknown>> 
 
 const file = benchResults({
   name: 'sandbox-agent-sandbox',
-  command: 'node bench/agent-sandbox.ts',
+  command: 'npm run bench:agent-sandbox',
   notes: [
     'the local cluster, one namespace; the same image, limits and cases for both; pre-imports off',
     'cold: no warm pod (a claim served with a new Sandbox; a pod the engine creates)',

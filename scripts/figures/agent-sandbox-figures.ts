@@ -33,7 +33,7 @@ function agentSandboxTable(results: Results): string {
       ]),
     ),
     '',
-    `The local cluster, one namespace, the same image, limits and cases, pre-imports off; ${n(own, 'runs')} runs each. Cold: no warm pod (a claim the controller serves with a new Sandbox; a pod the engine creates). Warm: a Ready warm pod (a claim bound to one of a SandboxWarmPool of 2; a pod of the engine's own pool of 2). ${measuredOn(results.file(FILE).machine, 'node bench/agent-sandbox.ts')}`,
+    `The local cluster, one namespace, the same image, limits and cases, pre-imports off; ${n(own, 'runs')} runs each. Cold: no warm pod (a claim the controller serves with a new Sandbox; a pod the engine creates). Warm: a Ready warm pod (a claim bound to one of a SandboxWarmPool of 2; a pod of the engine's own pool of 2). ${measuredOn(results.file(FILE).machine, 'npm run bench:agent-sandbox')}`,
   ].join('\n');
 }
 

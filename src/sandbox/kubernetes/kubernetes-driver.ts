@@ -19,7 +19,7 @@ import {
   SCOPE_LABEL,
 } from '../driver/labels.ts';
 import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
-import { AgentSandboxClaims } from './agent-sandbox-claims.ts';
+import { AgentSandboxClaims } from './agent-sandbox/agent-sandbox-claims.ts';
 import { checkCluster } from './check-cluster.ts';
 import { type CallOptions, type KubeClients, kubeCall, kubeClients } from './kube-client.ts';
 import { isKubeGone, isKubeTransportError, toKubeError } from './kube-errors.ts';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
-import { DockerTimeoutError } from '../../errors/docker-timeout-error.ts';
-import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
-import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import { DockerTimeoutError } from '../../../errors/docker-timeout-error.ts';
+import { SandboxUnavailableError } from '../../../errors/sandbox-unavailable-error.ts';
+import type { ResolvedKubernetesOptions } from '../../options/kubernetes-options.ts';
 import {
   AGENT_SANDBOX_VERSION,
   type AgentSandboxObject,
@@ -11,9 +11,9 @@ import {
 } from './agent-sandbox-api.ts';
 import { agentSandboxRefusal } from './agent-sandbox-errors.ts';
 import { OBJECT_LABEL } from './agent-sandbox-template.ts';
-import { type KubeClients, kubeCall } from './kube-client.ts';
-import { waitForObject } from './object-waits.ts';
-import { podState } from './pod-state.ts';
+import { type KubeClients, kubeCall } from '../kube-client.ts';
+import { waitForObject } from '../object-waits.ts';
+import { podState } from '../pod-state.ts';
 
 // Ready=False reasons of a claim that waiting does not change.
 const TERMINAL = new Set([

@@ -1,8 +1,10 @@
+// agent-sandbox/: runs and interpreters of a Kubernetes engine taken by SandboxClaims of
+// kubernetes-sigs/agent-sandbox: the template and warm pool, claims, binding and refusals.
 import type { V1Pod } from '@kubernetes/client-node';
-import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
-import type { BoxSpec } from '../driver/engine-driver.ts';
-import { EXPIRES_LABEL } from '../driver/labels.ts';
-import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import { SandboxUnavailableError } from '../../../errors/sandbox-unavailable-error.ts';
+import type { BoxSpec } from '../../driver/engine-driver.ts';
+import { EXPIRES_LABEL } from '../../driver/labels.ts';
+import type { ResolvedKubernetesOptions } from '../../options/kubernetes-options.ts';
 import { AGENT_SANDBOX_ACCESS, agentSandboxObjects } from './agent-sandbox-api.ts';
 import { bindClaim } from './agent-sandbox-bind.ts';
 import { agentSandboxRefusal } from './agent-sandbox-errors.ts';
@@ -12,12 +14,12 @@ import {
   OBJECT_LABEL,
   agentSandboxTemplate,
 } from './agent-sandbox-template.ts';
-import { deniedAccess } from './check-cluster.ts';
-import { type KubeClients, kubeCall } from './kube-client.ts';
-import { isKubeGone, statusOf } from './kube-errors.ts';
-import { claimPod } from './pod-claims.ts';
-import { podManifest } from './pod-spec.ts';
-import { podInfo } from './pod-state.ts';
+import { deniedAccess } from '../check-cluster.ts';
+import { type KubeClients, kubeCall } from '../kube-client.ts';
+import { isKubeGone, statusOf } from '../kube-errors.ts';
+import { claimPod } from '../pod-claims.ts';
+import { podManifest } from '../pod-spec.ts';
+import { podInfo } from '../pod-state.ts';
 
 // Claims for one box before giving up on warm pods that are too old or ended.
 const ATTEMPTS = 3;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { BoxSpec } from '../driver/engine-driver.ts';
-import { KIND_LABEL } from '../driver/labels.ts';
-import type { ResolvedKubernetesOptions } from '../options/kubernetes-options.ts';
+import type { BoxSpec } from '../../driver/engine-driver.ts';
+import { KIND_LABEL } from '../../driver/labels.ts';
+import type { ResolvedKubernetesOptions } from '../../options/kubernetes-options.ts';
 import { AGENT_SANDBOX_VERSION, EXTENSIONS_GROUP } from './agent-sandbox-api.ts';
-import { podManifest } from './pod-spec.ts';
+import { podManifest } from '../pod-spec.ts';
 
 /** The label of a claimed pod that names its SandboxClaim (what `remove` deletes). */
 export const CLAIM_LABEL = 'ai-toolbelt.sandbox.claim';

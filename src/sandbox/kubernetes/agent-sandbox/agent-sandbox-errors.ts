@@ -1,6 +1,6 @@
-import { SandboxUnavailableError } from '../../errors/sandbox-unavailable-error.ts';
+import { SandboxUnavailableError } from '../../../errors/sandbox-unavailable-error.ts';
 import { AGENT_SANDBOX_VERSION, EXTENSIONS_GROUP } from './agent-sandbox-api.ts';
-import { statusOf, toKubeError } from './kube-errors.ts';
+import { statusOf, toKubeError } from '../kube-errors.ts';
 
 /**
  * A failed agent-sandbox call as the sandbox's error: 404 (the cluster does not serve the

@@ -1,4 +1,4 @@
-import { type KubeClients, kubeCall } from './kube-client.ts';
+import { type KubeClients, kubeCall } from '../kube-client.ts';
 
 /** The API group of agent-sandbox's extensions (SandboxTemplate, SandboxClaim, SandboxWarmPool). */
 export const EXTENSIONS_GROUP = 'extensions.agents.x-k8s.io';

@@ -7,7 +7,7 @@
 # process of the cluster with the admin kubeconfig, on loopback ports, its log in
 # $LOGS/agent-sandbox-controller.log. --stop ends it with the rest; the CRDs go with etcd's data.
 #
-# Needs: log, die, CACHE_DIR, LOGS, RUN, KUBECONFIG_FILE, kc, k8s_go's settings, start_process,
+# Needs: log, die, CACHE_DIR, LOGS, RUN, KUBECONFIG_FILE, kc, module_go (build.sh), start_process,
 # running, wait_for. Sets AGENT_SANDBOX_BIN.
 
 AGENT_SANDBOX_VERSION=v1.0.1
@@ -68,16 +68,8 @@ agent_sandbox_build() {
   exec {lock}>&-
 }
 
-# go in the build module, every setting fixed here (as k8s_go): go.sum is never rewritten.
-agent_sandbox_go() {
-  local go_bin="$1"
-  shift
-  (cd "$AGENT_SANDBOX_MODULE" && env -u GOFLAGS -u GONOSUMDB -u GONOSUMCHECK -u GOINSECURE \
-    GOENV=off GOTOOLCHAIN=local CGO_ENABLED=0 GOOS=linux GOWORK=off \
-    GOFLAGS="-mod=readonly -modcacherw -trimpath" \
-    GOMODCACHE="$CACHE_DIR/go/mod" GOCACHE="$CACHE_DIR/go/build" GOPATH="$CACHE_DIR/go/path" \
-    "$go_bin" "$@")
-}
+# go in the agent-sandbox build module (settings fixed as for k8s_go: go.sum is never rewritten).
+agent_sandbox_go() { module_go "$AGENT_SANDBOX_MODULE" "$@"; }
 
 agent_sandbox_healthy() {
   curl -fsS --max-time 2 "http://127.0.0.1:$AGENT_SANDBOX_HEALTH_PORT/readyz" >/dev/null

@@ -88,17 +88,21 @@ k8s_build() {
   exec {lock}>&-
 }
 
-# Runs go in the build module with every setting that matters fixed here, not taken from the
+# Runs go in a build module with every setting that matters fixed here, not taken from the
 # caller's environment: static binaries, no toolchain download, go.sum never rewritten.
-k8s_go() {
-  local go_bin="$1"
-  shift
-  (cd "$K8S_BUILD_MODULE" && env -u GOFLAGS -u GONOSUMDB -u GONOSUMCHECK -u GOINSECURE \
+#   module_go MODULE_DIR GO_BIN ARGS...
+module_go() {
+  local module="$1" go_bin="$2"
+  shift 2
+  (cd "$module" && env -u GOFLAGS -u GONOSUMDB -u GONOSUMCHECK -u GOINSECURE \
     GOENV=off GOTOOLCHAIN=local CGO_ENABLED=0 GOOS=linux GOWORK=off \
     GOFLAGS="-mod=readonly -modcacherw -trimpath" \
     GOMODCACHE="$CACHE_DIR/go/mod" GOCACHE="$CACHE_DIR/go/build" GOPATH="$CACHE_DIR/go/path" \
     "$go_bin" "$@")
 }
+
+# go in the Kubernetes build module.
+k8s_go() { module_go "$K8S_BUILD_MODULE" "$@"; }
 
 # What `kubectl version` and the node status report (the module build has no git tree to ask).
 k8s_version_flags() {
